@@ -1,0 +1,65 @@
+//! The incremental database: salsa inputs, the database type, and the `Db` trait every query takes.
+//!
+//! A `SourceFile` is the only input. Everything else (the parse, the item tree, name resolution,
+//! diagnostics) is a tracked query derived from it, so the language server, the REPL and the
+//! Jupyter kernel all ask one database and share its cache.
+//!
+//! **Architecture Invariant:** the database does no IO. Front ends read files and set
+//! `SourceFile::text`; queries only compute.
+
+use std::sync::{Arc, Mutex};
+
+/// A Weft source: a file on disk, an editor buffer, a REPL input or a notebook cell.
+#[salsa::input(debug)]
+pub struct SourceFile {
+    #[returns(ref)]
+    pub path: String,
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// The trait queries take, so that front ends can wrap the database in their own types.
+#[salsa::db]
+pub trait Db: salsa::Database {}
+
+#[salsa::db]
+impl Db for Database {}
+
+/// The one database. Cheap to clone: clones share storage, as salsa snapshots do.
+#[salsa::db]
+#[derive(Clone, Default)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+/// Which queries executed (rather than being reused), as `query_name(Id(..))` strings.
+/// Tests use it to prove that an edit re-runs only what it must.
+#[derive(Clone, Default)]
+pub struct ExecutionLog {
+    entries: Arc<Mutex<Vec<String>>>,
+}
+
+impl ExecutionLog {
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.entries.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Database {
+    /// A database that records every query execution in the returned log.
+    pub fn with_execution_log() -> (Database, ExecutionLog) {
+        let log = ExecutionLog::default();
+        let entries = log.entries.clone();
+        let callback = move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                let entry = format!("{database_key:?}");
+                entries.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
+            }
+        };
+        let db = Database { storage: salsa::Storage::new(Some(Box::new(callback))) };
+        (db, log)
+    }
+}

@@ -1,0 +1,24 @@
+//! The Weft compiler: the one library that every front end (`weft check`, the language server,
+//! the REPL, the Jupyter kernel) calls.
+//!
+//! The pipeline, as far as it is built: source text → `syntax` (lossless, error-tolerant tree) →
+//! `items` (top-level functions as salsa tracked structs) → `names` (resolution) →
+//! `diagnostics`. Every analysis is a salsa query over the one `db::Database`; see
+//! `ARCHITECTURE.md` for the walk from text to GPU buffer and the invariants.
+//!
+//! **Architecture Invariant:** the compiler never knows its front ends. It does no IO, knows no
+//! protocol, and returns values plus diagnostics rather than printing.
+
+pub mod check;
+pub mod db;
+pub mod diagnostics;
+pub mod items;
+pub mod line_index;
+pub mod names;
+pub mod parsed;
+pub mod prelude;
+pub mod syntax;
+
+pub use check::{decode_source, file_diagnostics};
+pub use db::{Database, Db, SourceFile};
+pub use diagnostics::{Code, Diagnostic, Severity};
