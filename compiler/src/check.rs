@@ -32,7 +32,7 @@ pub fn decode_source(bytes: &[u8]) -> (String, Option<Diagnostic>) {
             let at = rowan::TextSize::from(error.valid_up_to() as u32);
             let diagnostic = Diagnostic::new(
                 crate::diagnostics::Code::InvalidUtf8,
-                rowan::TextRange::at(at, 1.into()),
+                rowan::TextRange::at(at, rowan::TextSize::of(char::REPLACEMENT_CHARACTER)),
                 "this file is not valid UTF-8",
             )
             .with_help("save the file as UTF-8");

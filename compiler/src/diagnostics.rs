@@ -156,10 +156,17 @@ pub fn render_text(diagnostics: &[Diagnostic], path: &str, text: &str, color: bo
 
     let config = Config::default().with_index_type(IndexType::Byte).with_color(color);
     let source = Source::from(text);
+    // Ariadne slices the text at span ends, so they must lie on char boundaries.
     let clamp = |range: TextRange| {
         let len = text.len();
-        let start = usize::from(range.start()).min(len);
-        let end = usize::from(range.end()).clamp(start, len);
+        let mut start = usize::from(range.start()).min(len);
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = usize::from(range.end()).clamp(start, len);
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
         start..end
     };
     let mut out = Vec::new();

@@ -46,6 +46,15 @@ pub struct NameResolution {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Whether a top-level name is visible at a point of the code being resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TopLevelLookup {
+    Visible,
+    /// Bound, but only by a statement after this point (top-level statements run in order).
+    BoundLater(TextRange),
+    Absent,
+}
+
 /// Every name bound at the top level: the scope function bodies see. Position-free, so moving a
 /// function does not change it.
 #[salsa::tracked(returns(ref))]
@@ -60,7 +69,9 @@ pub fn function_names<'db>(db: &'db dyn Db, function: Function<'db>) -> NameReso
     let signature = function_signature(db, function);
     let body = function_body(db, function);
     let top_level = top_level_names(db, function.file(db));
-    let visible = |name: &str, _at: TextSize| top_level.contains(name);
+    let visible = |name: &str, _at: TextSize| {
+        if top_level.contains(name) { TopLevelLookup::Visible } else { TopLevelLookup::Absent }
+    };
     let mut resolver = Resolver::new(&visible, body.offset);
     let Some(block) = body.block_node() else { return resolver.res };
     let params = signature.params.iter().map(|p| (p.name.clone(), p.range));
@@ -75,12 +86,18 @@ pub fn function_names<'db>(db: &'db dyn Db, function: Function<'db>) -> NameReso
 pub fn top_level_statement_names(db: &dyn Db, file: SourceFile) -> NameResolution {
     let root = parsed_file(db, file).syntax();
     let sites = collect_bindings(&root);
-    let mut available: HashMap<&str, TextSize> = HashMap::new();
+    let mut first_binding: HashMap<&str, &BindingSite> = HashMap::new();
     for site in &sites {
-        let from = available.entry(site.name.as_str()).or_insert(site.available_from);
-        *from = (*from).min(site.available_from);
+        let first = first_binding.entry(site.name.as_str()).or_insert(site);
+        if site.available_from < first.available_from {
+            *first = site;
+        }
     }
-    let visible = |name: &str, at: TextSize| available.get(name).is_some_and(|&from| from <= at);
+    let visible = |name: &str, at: TextSize| match first_binding.get(name) {
+        Some(site) if site.available_from <= at => TopLevelLookup::Visible,
+        Some(site) => TopLevelLookup::BoundLater(site.range),
+        None => TopLevelLookup::Absent,
+    };
     let mut resolver = Resolver::new(&visible, 0.into());
     resolver.binding_sites.extend(sites.iter().map(|s| s.range));
     resolver.walk(&root);
@@ -123,7 +140,7 @@ struct Resolver<'a> {
     scopes: Vec<Scope>,
     bindings: Vec<Binding>,
     /// Whether a name is bound at the top level and visible at an offset.
-    top_level: &'a dyn Fn(&str, TextSize) -> bool,
+    top_level: &'a dyn Fn(&str, TextSize) -> TopLevelLookup,
     /// Ranges of name references that bind rather than read.
     binding_sites: HashSet<TextRange>,
     /// Ranges of `x` in `x += e`, which both read and bind.
@@ -134,7 +151,7 @@ struct Resolver<'a> {
 }
 
 impl<'a> Resolver<'a> {
-    fn new(top_level: &'a dyn Fn(&str, TextSize) -> bool, base: TextSize) -> Self {
+    fn new(top_level: &'a dyn Fn(&str, TextSize) -> TopLevelLookup, base: TextSize) -> Self {
         Resolver {
             scopes: Vec::new(),
             bindings: Vec::new(),
@@ -285,6 +302,11 @@ impl<'a> Resolver<'a> {
         if self.binding_sites.contains(&range) && !self.read_and_bound.contains(&range) {
             return;
         }
+        // The target of a rejected `x := e` binds; validation has already reported it.
+        let parent = node.parent();
+        if parent.as_ref().is_some_and(|p| p.kind() == NAMED_EXPR && p.first_child().as_ref() == Some(node)) {
+            return;
+        }
         let name = node.text().to_string();
         let resolution = self.lookup(&name, range);
         if resolution == Resolution::Unresolved {
@@ -304,7 +326,7 @@ impl<'a> Resolver<'a> {
                 return Resolution::Local { def_range: binding.range };
             }
         }
-        if (self.top_level)(name, range.start()) {
+        if (self.top_level)(name, range.start()) == TopLevelLookup::Visible {
             return Resolution::TopLevel;
         }
         if is_prelude_name(name) {
@@ -315,6 +337,11 @@ impl<'a> Resolver<'a> {
 
     fn unknown_name(&self, name: &str, range: TextRange) -> Diagnostic {
         let diagnostic = Diagnostic::new(Code::UnknownName, range, format!("unknown name `{name}`"));
+        if let TopLevelLookup::BoundLater(binding) = (self.top_level)(name, range.start()) {
+            return diagnostic
+                .with_label(binding, format!("`{name}` is bound here, after it is read"))
+                .with_help("top-level statements run in order: bind the name before reading it");
+        }
         if let Some(help) = python_builtin_help(name) {
             return diagnostic.with_help(help);
         }
@@ -347,7 +374,8 @@ fn python_builtin_help(name: &str) -> Option<&'static str> {
 }
 
 fn closest_name<'n>(name: &str, candidates: impl Iterator<Item = &'n str>) -> Option<&'n str> {
-    let limit = (name.len() / 3).max(1);
+    // One edit turns any one-letter name into any other, so suggest nothing for those.
+    let limit = if name.len() < 2 { 0 } else { (name.len() / 3).max(1) };
     candidates
         .filter(|c| *c != name)
         .map(|c| (strsim::damerau_levenshtein(name, c), c))

@@ -21,7 +21,16 @@ pub fn syntax_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let mut res: Vec<Diagnostic> = parse
         .errors
         .iter()
-        .map(|error| Diagnostic::new(Code::SyntaxError, error.range, error.message.clone()))
+        .map(|error| {
+            let mut diagnostic = Diagnostic::new(Code::SyntaxError, error.range, error.message.clone());
+            if let Some((range, message)) = &error.label {
+                diagnostic = diagnostic.with_label(*range, message.clone());
+            }
+            if let Some(help) = &error.help {
+                diagnostic = diagnostic.with_help(help.clone());
+            }
+            diagnostic
+        })
         .collect();
     res.extend(validate(&parse.syntax()));
     res

@@ -94,11 +94,23 @@ impl Lexer<'_> {
         self.res.errors.push(LexError { range, message: message.into() });
     }
 
-    /// At the start of a physical line outside brackets: measure indentation, skip blank lines,
-    /// and emit `INDENT`/`DEDENT` for the first line that has a token.
+    /// At the start of a physical line outside brackets: skip blank lines, then emit the layout
+    /// tokens of the first line that has a token. `DEDENT`s come before the indentation, so that a
+    /// closed block does not end with the next line's leading whitespace.
     fn start_line(&mut self) {
         loop {
-            let (width, len) = indentation(self.rest());
+            let rest = self.rest();
+            let (width, len) = indentation(rest);
+            let after = &rest[len..];
+            let blank = after.is_empty() || after.starts_with('#') || newline_len(after).is_some();
+            if !blank {
+                let dedented = self.dedent_to(width);
+                if len > 0 {
+                    self.push(WHITESPACE, len);
+                }
+                self.indent_to(width, dedented);
+                return;
+            }
             if len > 0 {
                 self.push(WHITESPACE, len);
             }
@@ -107,34 +119,36 @@ impl Lexer<'_> {
                 let len = rest.find(['\n', '\r']).unwrap_or(rest.len());
                 self.push(COMMENT, len);
             }
-            let rest = self.rest();
-            if rest.is_empty() {
-                return;
+            match newline_len(self.rest()) {
+                Some(len) => self.push(BLANK_NEWLINE, len),
+                None => return,
             }
-            if let Some(len) = newline_len(rest) {
-                self.push(BLANK_NEWLINE, len);
-                continue;
-            }
-            self.set_indentation(width);
-            return;
         }
     }
 
-    fn set_indentation(&mut self, width: u32) {
-        self.line_indent = width;
-        let current = *self.indents.last().unwrap_or(&0);
-        if width > current {
-            self.indents.push(width);
-            self.push(INDENT, 0);
-            return;
-        }
+    /// Closes the blocks deeper than `width`; says whether it closed any.
+    fn dedent_to(&mut self, width: u32) -> bool {
+        let mut dedented = false;
         while width < *self.indents.last().unwrap_or(&0) {
             self.indents.pop();
             self.push(DEDENT, 0);
+            dedented = true;
         }
-        if width != *self.indents.last().unwrap_or(&0) {
-            let line_end = self.pos + self.rest().find(['\n', '\r']).unwrap_or(self.rest().len());
-            self.error(self.pos, line_end, "this line's indentation matches no enclosing block");
+        dedented
+    }
+
+    fn indent_to(&mut self, width: u32, dedented: bool) {
+        self.line_indent = width;
+        let current = *self.indents.last().unwrap_or(&0);
+        if width > current {
+            // After a dedent, a deeper line fell between two enclosing levels; Python rejects it.
+            if dedented {
+                let line_end = self.pos + self.rest().find(['\n', '\r']).unwrap_or(self.rest().len());
+                self.error(self.pos, line_end, "this line's indentation matches no enclosing block");
+                return;
+            }
+            self.indents.push(width);
+            self.push(INDENT, 0);
         }
     }
 
@@ -284,6 +298,8 @@ impl Lexer<'_> {
         }
         if !terminated {
             self.error(start, start + len, "this string is never closed");
+            // Python's tokenizer stops here; assume the line ends so the next ones still parse.
+            self.open_brackets.clear();
         }
         self.push(STRING, len);
     }

@@ -22,6 +22,9 @@ use super::lex::{self, Token};
 pub struct SyntaxError {
     pub range: TextRange,
     pub message: String,
+    /// A related span, such as the bracket that an error says is never closed.
+    pub label: Option<(TextRange, String)>,
+    pub help: Option<String>,
 }
 
 /// The parser's result: always a tree, plus every independent error found on the way.
@@ -34,9 +37,12 @@ pub struct Parse {
 pub fn parse(text: &str) -> Parse {
     let lexed = lex::lex(text);
     let mut parser = Parser::new(text, &lexed.tokens);
-    parser
-        .errors
-        .extend(lexed.errors.into_iter().map(|e| SyntaxError { range: e.range, message: e.message }));
+    parser.errors.extend(lexed.errors.into_iter().map(|e| SyntaxError {
+        range: e.range,
+        message: e.message,
+        label: None,
+        help: None,
+    }));
     parser.source_file();
     let Parser { builder, mut errors, .. } = parser;
     errors.sort_by_key(|e| (e.range.start(), e.range.end()));
@@ -48,7 +54,8 @@ pub fn parse(text: &str) -> Parse {
 /// about 200 nested brackets.
 const MAX_DEPTH: u32 = 200;
 /// Lookahead calls allowed without consuming a token before the parser declares itself stuck.
-const FUEL: u32 = 256;
+/// Unwinding from `MAX_DEPTH` legitimately looks ahead a few times per level without consuming.
+const FUEL: u32 = 64 * MAX_DEPTH;
 
 struct Parser<'t> {
     text: &'t str,
@@ -198,7 +205,34 @@ impl<'t> Parser<'t> {
     // ---- Errors. ----
 
     fn error_at(&mut self, range: TextRange, message: impl Into<String>) {
-        self.errors.push(SyntaxError { range, message: message.into() });
+        self.errors.push(SyntaxError { range, message: message.into(), label: None, help: None });
+    }
+
+    /// Adds help to the error just reported.
+    fn with_help(&mut self, help: impl Into<String>) {
+        if let Some(error) = self.errors.last_mut() {
+            error.help = Some(help.into());
+        }
+    }
+
+    /// Bumps an opening bracket and returns its range, for `expect_closing`.
+    fn bump_opening(&mut self) -> TextRange {
+        let range = self.current_range();
+        self.bump();
+        range
+    }
+
+    /// Expects the bracket that closes the one at `opening`, pointing at it when it is missing.
+    fn expect_closing(&mut self, kind: SyntaxKind, opening: TextRange) {
+        if self.expect(kind) {
+            return;
+        }
+        let open_text = self.text[opening].to_string();
+        let close_text = &kind.describe()[1..2];
+        if let Some(error) = self.errors.last_mut() {
+            error.label = Some((opening, format!("this `{open_text}` is never closed")));
+            error.help = Some(format!("add `{close_text}` to close it"));
+        }
     }
 
     /// An error about the current token ("found `)`").
@@ -242,17 +276,33 @@ impl<'t> Parser<'t> {
         self.node(ERROR, |p| p.bump());
     }
 
-    /// Guards recursion: past `MAX_DEPTH`, reports once and skips one token.
+    /// Guards recursion: past `MAX_DEPTH`, reports once and skips the construct (a whole
+    /// bracketed group when it starts with a bracket).
     fn too_deep(&mut self) -> bool {
         if self.depth < MAX_DEPTH {
             return false;
         }
         self.error_here("this is nested too deeply");
+        self.with_help(format!("Weft, like CPython, allows at most {MAX_DEPTH} levels of nesting"));
         if self.at_any(&[EOF, NEWLINE, DEDENT, INDENT]) {
             self.missing();
-        } else {
-            self.node(ERROR, |p| p.bump());
+            return true;
         }
+        self.node(ERROR, |p| {
+            let mut open = 0usize;
+            loop {
+                match p.current() {
+                    L_PAREN | L_BRACK | L_BRACE => open += 1,
+                    R_PAREN | R_BRACK | R_BRACE => open = open.saturating_sub(1),
+                    EOF | NEWLINE | DEDENT | INDENT => break,
+                    _ => {}
+                }
+                p.bump();
+                if open == 0 {
+                    break;
+                }
+            }
+        });
         true
     }
 
@@ -412,9 +462,9 @@ impl<'t> Parser<'t> {
             p.name();
             if p.at(L_PAREN) {
                 p.node(PARAM_LIST, |p| {
-                    p.bump();
+                    let opening = p.bump_opening();
                     p.params(R_PAREN, true);
-                    p.expect(R_PAREN);
+                    p.expect_closing(R_PAREN, opening);
                 });
             } else {
                 p.expect(L_PAREN);
@@ -426,7 +476,9 @@ impl<'t> Parser<'t> {
                     p.expr();
                 });
             }
-            p.expect(COLON);
+            if !p.expect(COLON) {
+                p.with_help("a `def` line ends with `:`, and the body follows, indented");
+            }
             p.block();
         });
     }
@@ -494,9 +546,11 @@ impl<'t> Parser<'t> {
                     p.indented_block();
                 } else {
                     p.error_here("expected an indented block");
+                    p.with_help("indent the lines of the block, by four spaces for example");
                 }
             } else if p.at(EOF) {
                 p.error_here("expected an indented block");
+                p.with_help("indent the lines of the block, by four spaces for example");
             } else {
                 p.simple_statement_line();
             }
@@ -905,14 +959,14 @@ impl<'t> Parser<'t> {
 
     fn arg_list(&mut self) {
         self.node(ARG_LIST, |p| {
-            p.bump();
+            let opening = p.bump_opening();
             while !p.at_any(&[R_PAREN, NEWLINE, EOF]) {
                 p.argument();
                 if !p.eat(COMMA) {
                     break;
                 }
             }
-            p.expect(R_PAREN);
+            p.expect_closing(R_PAREN, opening);
         });
     }
 
@@ -940,7 +994,7 @@ impl<'t> Parser<'t> {
     }
 
     fn subscript(&mut self) {
-        self.bump();
+        let opening = self.bump_opening();
         let checkpoint = self.checkpoint();
         self.subscript_item();
         if self.at(COMMA) {
@@ -953,7 +1007,7 @@ impl<'t> Parser<'t> {
             }
             self.finish_node();
         }
-        self.expect(R_BRACK);
+        self.expect_closing(R_BRACK, opening);
     }
 
     fn subscript_item(&mut self) {
@@ -1026,7 +1080,7 @@ impl<'t> Parser<'t> {
 
     fn parenthesized(&mut self) {
         let checkpoint = self.checkpoint();
-        self.bump();
+        let opening = self.bump_opening();
         if self.eat(R_PAREN) {
             self.start_node_at(checkpoint, TUPLE_EXPR);
             self.finish_node();
@@ -1049,14 +1103,14 @@ impl<'t> Parser<'t> {
             }
             _ => PAREN_EXPR,
         };
-        self.expect(R_PAREN);
+        self.expect_closing(R_PAREN, opening);
         self.start_node_at(checkpoint, kind);
         self.finish_node();
     }
 
     fn list_display(&mut self) {
         let checkpoint = self.checkpoint();
-        self.bump();
+        let opening = self.bump_opening();
         let mut kind = LIST_EXPR;
         if !self.at(R_BRACK) {
             self.star_or_expr();
@@ -1067,7 +1121,7 @@ impl<'t> Parser<'t> {
                 self.rest_of_display(R_BRACK);
             }
         }
-        self.expect(R_BRACK);
+        self.expect_closing(R_BRACK, opening);
         self.start_node_at(checkpoint, kind);
         self.finish_node();
     }
@@ -1083,7 +1137,7 @@ impl<'t> Parser<'t> {
 
     fn brace_display(&mut self) {
         let checkpoint = self.checkpoint();
-        self.bump();
+        let opening = self.bump_opening();
         let kind = if self.at(R_BRACE) {
             DICT_EXPR
         } else if self.at(STAR2) || self.dict_entry_ahead() {
@@ -1107,7 +1161,7 @@ impl<'t> Parser<'t> {
                 SET_EXPR
             }
         };
-        self.expect(R_BRACE);
+        self.expect_closing(R_BRACE, opening);
         self.start_node_at(checkpoint, kind);
         self.finish_node();
     }
