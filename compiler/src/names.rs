@@ -13,7 +13,9 @@
 //! The walk is iterative (rowan's preorder) so deep expressions cannot overflow the stack.
 //! Tests: `compiler/tests/data/diagnostics/` and the unit tests below.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use rowan::{TextRange, TextSize, WalkEvent};
 
@@ -86,7 +88,7 @@ pub fn function_names<'db>(db: &'db dyn Db, function: Function<'db>) -> NameReso
 pub fn top_level_statement_names(db: &dyn Db, file: SourceFile) -> NameResolution {
     let root = parsed_file(db, file).syntax();
     let sites = collect_bindings(&root);
-    let mut first_binding: HashMap<&str, &BindingSite> = HashMap::new();
+    let mut first_binding: HashMap<&str, &BindingSite> = HashMap::default();
     for site in &sites {
         let first = first_binding.entry(site.name.as_str()).or_insert(site);
         if site.available_from < first.available_from {
@@ -99,7 +101,7 @@ pub fn top_level_statement_names(db: &dyn Db, file: SourceFile) -> NameResolutio
         None => TopLevelLookup::Absent,
     };
     let mut resolver = Resolver::new(&visible, 0.into());
-    resolver.binding_sites.extend(sites.iter().map(|s| s.range));
+    resolver.binding_sites.extend(sites.iter().filter(|s| !s.also_read).map(|s| s.range));
     resolver.walk(&root);
     resolver.res
 }
@@ -120,6 +122,8 @@ struct BindingSite {
     kind: BindingKind,
     /// For top-level statements: from where on the binding is visible.
     available_from: TextSize,
+    /// `x` in `x += e` reads the name as well as binding it.
+    also_read: bool,
 }
 
 struct Binding {
@@ -143,8 +147,6 @@ struct Resolver<'a> {
     top_level: &'a dyn Fn(&str, TextSize) -> TopLevelLookup,
     /// Ranges of name references that bind rather than read.
     binding_sites: HashSet<TextRange>,
-    /// Ranges of `x` in `x += e`, which both read and bind.
-    read_and_bound: HashSet<TextRange>,
     /// Added to every range taken from the tree being walked.
     base: TextSize,
     res: NameResolution,
@@ -156,8 +158,7 @@ impl<'a> Resolver<'a> {
             scopes: Vec::new(),
             bindings: Vec::new(),
             top_level,
-            binding_sites: HashSet::new(),
-            read_and_bound: HashSet::new(),
+            binding_sites: HashSet::default(),
             base,
             res: NameResolution::default(),
         }
@@ -177,6 +178,12 @@ impl<'a> Resolver<'a> {
                     LIST_COMP | GENERATOR_EXP | SET_COMP | DICT_COMP => self.enter_comprehension(&node),
                     // Annotations name types, which the type checker resolves.
                     TYPE_ANNOTATION | RET_TYPE => preorder.skip_subtree(),
+                    // The target of a rejected `x := e` binds; validation has already reported it.
+                    NAMED_EXPR => {
+                        if let Some(target) = node.first_child() {
+                            self.binding_sites.insert(self.range(&target));
+                        }
+                    }
                     NAME_REF => self.name_ref(&node),
                     _ => {}
                 },
@@ -206,10 +213,11 @@ impl<'a> Resolver<'a> {
             self.bind(name, range, BindingKind::Param);
         }
         for site in collect_bindings(block) {
-            self.binding_sites.insert(site.range + self.base);
+            if !site.also_read {
+                self.binding_sites.insert(site.range + self.base);
+            }
             self.bind(site.name, site.range + self.base, site.kind);
         }
-        self.read_and_bound.extend(aug_assign_targets(block).map(|r| r + self.base));
     }
 
     fn enter_nested_function(&mut self, def: &SyntaxNode) {
@@ -238,7 +246,7 @@ impl<'a> Resolver<'a> {
             .first()
             .and_then(|first| first.children().filter(|n| is_expression(n.kind())).nth(1))
             .map(|iterable| self.range(&iterable));
-        self.scopes.push(Scope { names: HashMap::new(), outer_range });
+        self.scopes.push(Scope { names: HashMap::default(), outer_range });
         for clause in clauses {
             let Some(target) = clause.children().find(|n| is_expression(n.kind())) else { continue };
             for name_ref in target_names(&target) {
@@ -299,18 +307,14 @@ impl<'a> Resolver<'a> {
 
     fn name_ref(&mut self, node: &SyntaxNode) {
         let range = self.range(node);
-        if self.binding_sites.contains(&range) && !self.read_and_bound.contains(&range) {
+        if self.binding_sites.contains(&range) {
             return;
         }
-        // The target of a rejected `x := e` binds; validation has already reported it.
-        let parent = node.parent();
-        if parent.as_ref().is_some_and(|p| p.kind() == NAMED_EXPR && p.first_child().as_ref() == Some(node)) {
-            return;
-        }
-        let name = node.text().to_string();
-        let resolution = self.lookup(&name, range);
+        let Some(token) = node.first_token() else { return };
+        let name = token.text();
+        let resolution = self.lookup(name, range);
         if resolution == Resolution::Unresolved {
-            self.res.diagnostics.push(self.unknown_name(&name, range));
+            self.res.diagnostics.push(self.unknown_name(name, range));
         }
         self.res.references.push((range, resolution));
     }
@@ -433,6 +437,7 @@ fn collect_bindings(root: &SyntaxNode) -> Vec<BindingSite> {
                         range: name.text_range(),
                         kind: BindingKind::NestedFunction,
                         available_from: node.text_range().start(),
+                        also_read: false,
                     });
                 }
                 preorder.skip_subtree();
@@ -457,6 +462,7 @@ fn collect_bindings(root: &SyntaxNode) -> Vec<BindingSite> {
                             range: name_ref.text_range(),
                             kind: BindingKind::Local,
                             available_from,
+                            also_read: node.kind() == AUG_ASSIGN_STMT,
                         });
                     }
                 }
@@ -465,14 +471,4 @@ fn collect_bindings(root: &SyntaxNode) -> Vec<BindingSite> {
         }
     }
     res
-}
-
-fn aug_assign_targets(root: &SyntaxNode) -> impl Iterator<Item = TextRange> + use<> {
-    root.descendants()
-        .filter(|n| n.kind() == AUG_ASSIGN_STMT)
-        .filter_map(|stmt| stmt.first_child())
-        .filter(|target| target.kind() == NAME_REF)
-        .map(|target| target.text_range())
-        .collect::<Vec<_>>()
-        .into_iter()
 }

@@ -305,57 +305,7 @@ impl Lexer<'_> {
     }
 
     fn punctuation(&mut self, first: char) {
-        const OPERATORS: &[(&str, SyntaxKind)] = &[
-            ("**=", AUG_ASSIGN),
-            ("//=", AUG_ASSIGN),
-            (">>=", AUG_ASSIGN),
-            ("<<=", AUG_ASSIGN),
-            ("...", ELLIPSIS),
-            ("**", STAR2),
-            ("//", SLASH2),
-            ("<<", SHL),
-            (">>", SHR),
-            ("<=", LTEQ),
-            (">=", GTEQ),
-            ("==", EQ2),
-            ("!=", NEQ),
-            ("->", ARROW),
-            (":=", WALRUS),
-            ("+=", AUG_ASSIGN),
-            ("-=", AUG_ASSIGN),
-            ("*=", AUG_ASSIGN),
-            ("/=", AUG_ASSIGN),
-            ("%=", AUG_ASSIGN),
-            ("&=", AUG_ASSIGN),
-            ("|=", AUG_ASSIGN),
-            ("^=", AUG_ASSIGN),
-            ("@=", AUG_ASSIGN),
-            ("(", L_PAREN),
-            (")", R_PAREN),
-            ("[", L_BRACK),
-            ("]", R_BRACK),
-            ("{", L_BRACE),
-            ("}", R_BRACE),
-            (",", COMMA),
-            (":", COLON),
-            (";", SEMICOLON),
-            (".", DOT),
-            ("@", AT),
-            ("+", PLUS),
-            ("-", MINUS),
-            ("*", STAR),
-            ("/", SLASH),
-            ("%", PERCENT),
-            ("&", AMP),
-            ("|", PIPE),
-            ("^", CARET),
-            ("~", TILDE),
-            ("=", EQ),
-            ("<", LT),
-            (">", GT),
-        ];
-        let rest = self.rest();
-        let Some(&(text, kind)) = OPERATORS.iter().find(|(text, _)| rest.starts_with(text)) else {
+        let Some((kind, len)) = operator(self.rest().as_bytes()) else {
             let len = first.len_utf8();
             self.error(self.pos, self.pos + len, format!("`{}` is not valid here", first.escape_debug()));
             self.push(ERROR_TOKEN, len);
@@ -368,8 +318,58 @@ impl Lexer<'_> {
             }
             _ => {}
         }
-        self.push(kind, text.len());
+        self.push(kind, len);
     }
+}
+
+/// The operator or delimiter at the start of `text`, longest match first, and its length.
+fn operator(text: &[u8]) -> Option<(SyntaxKind, usize)> {
+    let second = text.get(1).copied().unwrap_or(0);
+    let third = text.get(2).copied().unwrap_or(0);
+    // `op` alone, `op=` as an augmented assignment, or the doubled `opop` (and `opop=`).
+    let with_doubling = |single: SyntaxKind, double: SyntaxKind| match (second, third) {
+        (b'=', _) => (AUG_ASSIGN, 2),
+        (s, b'=') if s == text[0] => (AUG_ASSIGN, 3),
+        (s, _) if s == text[0] => (double, 2),
+        _ => (single, 1),
+    };
+    let res = match text[0] {
+        b'(' => (L_PAREN, 1),
+        b')' => (R_PAREN, 1),
+        b'[' => (L_BRACK, 1),
+        b']' => (R_BRACK, 1),
+        b'{' => (L_BRACE, 1),
+        b'}' => (R_BRACE, 1),
+        b',' => (COMMA, 1),
+        b';' => (SEMICOLON, 1),
+        b'~' => (TILDE, 1),
+        b':' if second == b'=' => (WALRUS, 2),
+        b':' => (COLON, 1),
+        b'.' if second == b'.' && third == b'.' => (ELLIPSIS, 3),
+        b'.' => (DOT, 1),
+        b'*' => with_doubling(STAR, STAR2),
+        b'/' => with_doubling(SLASH, SLASH2),
+        b'<' if second == b'<' => with_doubling(LT, SHL),
+        b'>' if second == b'>' => with_doubling(GT, SHR),
+        b'<' if second == b'=' => (LTEQ, 2),
+        b'>' if second == b'=' => (GTEQ, 2),
+        b'<' => (LT, 1),
+        b'>' => (GT, 1),
+        b'=' if second == b'=' => (EQ2, 2),
+        b'=' => (EQ, 1),
+        b'!' if second == b'=' => (NEQ, 2),
+        b'-' if second == b'>' => (ARROW, 2),
+        b'+' | b'-' | b'%' | b'&' | b'|' | b'^' | b'@' if second == b'=' => (AUG_ASSIGN, 2),
+        b'+' => (PLUS, 1),
+        b'-' => (MINUS, 1),
+        b'%' => (PERCENT, 1),
+        b'&' => (AMP, 1),
+        b'|' => (PIPE, 1),
+        b'^' => (CARET, 1),
+        b'@' => (AT, 1),
+        _ => return None,
+    };
+    Some(res)
 }
 
 /// The width of the leading whitespace (tabs to the next multiple of 8, as Python does) and its
@@ -422,6 +422,20 @@ mod tests {
         let text = "x = (1 +\n  2) # c\n\n  \ty = 'a\\'b' \\\n + 3.5e-2j\n$";
         let total: u32 = lex(text).tokens.iter().map(|t| u32::from(t.len)).sum();
         assert_eq!(total as usize, text.len());
+    }
+
+    #[test]
+    fn operators_take_the_longest_match() {
+        let res =
+            kinds("a **= b ** c // d //= e << f <<= g >> h >>= i <= j >= k == l != m -> n := o ... p @= q");
+        let operators: Vec<SyntaxKind> = res.into_iter().filter(|k| !matches!(k, IDENT | NEWLINE)).collect();
+        assert_eq!(
+            operators,
+            [
+                AUG_ASSIGN, STAR2, SLASH2, AUG_ASSIGN, SHL, AUG_ASSIGN, SHR, AUG_ASSIGN, LTEQ, GTEQ, EQ2,
+                NEQ, ARROW, WALRUS, ELLIPSIS, AUG_ASSIGN
+            ]
+        );
     }
 
     #[test]

@@ -876,20 +876,15 @@ impl<'t> Parser<'t> {
         self.finish_node();
     }
 
-    /// Left-associative binary operators, loosest first: `|`, `^`, `&`, shifts, `+ -`, `* / // % @`.
-    fn binary(&mut self, level: usize) {
-        const LEVELS: &[&[SyntaxKind]] =
-            &[&[PIPE], &[CARET], &[AMP], &[SHL, SHR], &[PLUS, MINUS], &[STAR, SLASH, SLASH2, PERCENT, AT]];
-        if level == LEVELS.len() {
-            self.factor();
-            return;
-        }
+    /// Left-associative binary operators by precedence climbing: `binary(0)` parses a whole
+    /// `|` expression, `binary(p)` only operators that bind at least as tightly as `p`.
+    fn binary(&mut self, min_power: u8) {
         let checkpoint = self.checkpoint();
-        self.binary(level + 1);
-        while self.at_any(LEVELS[level]) {
+        self.factor();
+        while let Some(power) = binding_power(self.current()).filter(|&p| p >= min_power) {
             self.start_node_at(checkpoint, BIN_EXPR);
             self.bump();
-            self.binary(level + 1);
+            self.binary(power + 1);
             self.finish_node();
         }
     }
@@ -1194,4 +1189,18 @@ impl<'t> Parser<'t> {
             p.expr();
         });
     }
+}
+
+/// How tightly a binary operator binds, loosest first: `|`, `^`, `&`, shifts, `+ -`, `* / // % @`.
+fn binding_power(kind: SyntaxKind) -> Option<u8> {
+    let power = match kind {
+        PIPE => 1,
+        CARET => 2,
+        AMP => 3,
+        SHL | SHR => 4,
+        PLUS | MINUS => 5,
+        STAR | SLASH | SLASH2 | PERCENT | AT => 6,
+        _ => return None,
+    };
+    Some(power)
 }

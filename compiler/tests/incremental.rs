@@ -1,0 +1,85 @@
+//! Incrementality: an edit inside one function re-runs that function's queries and no other's.
+//! The test counts query executions through the database's execution log.
+
+use salsa::Setter;
+use salsa::plumbing::AsId;
+use weft_compiler::db::{Database, SourceFile};
+use weft_compiler::file_diagnostics;
+use weft_compiler::items::file_functions;
+
+const FUNCTIONS: usize = 50;
+
+fn generated_file(extra_line_in_first: bool) -> String {
+    let mut res = String::new();
+    for i in 0..FUNCTIONS {
+        res.push_str(&format!("def f{i}(xs: [i32]) -> i32:\n"));
+        if i == 0 && extra_line_in_first {
+            res.push_str("    xs = [x + 1 for x in xs]\n");
+        }
+        res.push_str(&format!("    ys = [x * {i} for x in xs if x > 0]\n    return sum(ys)\n\n"));
+    }
+    res.push_str("print(f0([1, 2, 3]))\n");
+    res
+}
+
+/// How many executions in `log` ran a query whose name starts with `query`.
+fn count(log: &[String], query: &str) -> usize {
+    log.iter().filter(|entry| entry.starts_with(&format!("{query}("))).count()
+}
+
+const PER_FUNCTION_QUERIES: &[&str] = &["function_signature", "function_body", "function_names"];
+
+#[test]
+fn editing_one_function_reruns_only_its_queries() {
+    let (mut db, log) = Database::with_execution_log();
+    let file = SourceFile::new(&db, "generated.weft".to_string(), generated_file(false));
+    let before = file_diagnostics(&db, file).clone();
+    let first_run = log.take();
+    for query in PER_FUNCTION_QUERIES {
+        assert_eq!(count(&first_run, query), FUNCTIONS, "{query} runs once per function at first");
+    }
+
+    file.set_text(&mut db).to(generated_file(true));
+    let after = file_diagnostics(&db, file).clone();
+    let second_run = log.take();
+    let first_function = file_functions(&db, file)[0].as_id();
+    for query in PER_FUNCTION_QUERIES {
+        let reruns: Vec<&String> =
+            second_run.iter().filter(|e| e.starts_with(&format!("{query}("))).collect();
+        assert_eq!(reruns.len(), 1, "{query} re-ran for other functions: {reruns:?}");
+    }
+    // The one re-run is the edited function's.
+    let expected = format!("function_names({first_function:?})");
+    assert!(second_run.contains(&expected), "expected {expected} among {second_run:?}");
+    // The file-level queries re-run, as they must: they read the whole text.
+    assert_eq!(count(&second_run, "parsed_file"), 1);
+    assert!(before.is_empty() && after.is_empty(), "{before:?} {after:?}");
+}
+
+#[test]
+fn editing_top_level_statements_reruns_no_function_query() {
+    let (mut db, log) = Database::with_execution_log();
+    let file = SourceFile::new(&db, "generated.weft".to_string(), generated_file(false));
+    file_diagnostics(&db, file);
+    log.take();
+
+    let edited = generated_file(false).replace("print(f0([1, 2, 3]))", "print(f1([4, 5]), f2([6]))");
+    file.set_text(&mut db).to(edited);
+    file_diagnostics(&db, file);
+    let run = log.take();
+    for query in PER_FUNCTION_QUERIES {
+        assert_eq!(count(&run, query), 0, "{query} re-ran after a top-level edit: {run:?}");
+    }
+    assert_eq!(count(&run, "top_level_statement_names"), 1);
+}
+
+#[test]
+fn renaming_a_function_is_seen_by_its_callers() {
+    let (mut db, _log) = Database::with_execution_log();
+    let text = "def g(x):\n    return x\n\ndef f(y):\n    return g(y)\n";
+    let file = SourceFile::new(&db, "rename.weft".to_string(), text.to_string());
+    assert!(file_diagnostics(&db, file).is_empty());
+    file.set_text(&mut db).to(text.replace("def g(", "def h("));
+    let codes: Vec<&str> = file_diagnostics(&db, file).iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["E0200"], "the call to `g` is now unknown");
+}
