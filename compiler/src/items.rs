@@ -11,12 +11,12 @@
 //! **Architecture Invariant:** editing the body of one function never re-runs another function's
 //! queries. `compiler/tests/incremental.rs` counts executions to keep this true.
 
-use rowan::{GreenNode, TextRange, TextSize};
+use rowan::{TextRange, TextSize};
 
 use crate::db::{Db, SourceFile};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::parsed::parsed_file;
-use crate::syntax::{SyntaxNode, ast, ast::AstNode};
+use crate::syntax::{Green, SyntaxNode, ast, ast::AstNode};
 
 /// A top-level `def`.
 #[salsa::tracked(debug)]
@@ -31,7 +31,7 @@ pub struct Function<'db> {
     /// The whole `def`, position-free.
     #[tracked]
     #[returns(ref)]
-    pub syntax: GreenNode,
+    pub syntax: Green,
     /// Where the `def` starts in the file.
     #[tracked]
     #[returns(copy)]
@@ -41,7 +41,7 @@ pub struct Function<'db> {
 impl<'db> Function<'db> {
     /// The `def` as a tree whose offsets are relative to the start of the `def`.
     pub fn syntax_node(self, db: &'db dyn Db) -> SyntaxNode {
-        SyntaxNode::new_root(self.syntax(db).clone())
+        SyntaxNode::new_root(rowan::GreenNode::clone(self.syntax(db)))
     }
 }
 
@@ -60,7 +60,7 @@ pub fn file_functions(db: &dyn Db, file: SourceFile) -> Vec<Function<'_>> {
                 file,
                 name,
                 *occurrence,
-                def.syntax().green().into_owned(),
+                def.syntax().green().into_owned().into(),
                 def.syntax().text_range().start(),
             );
             *occurrence += 1;
@@ -103,14 +103,14 @@ pub struct Signature {
     pub name_range: TextRange,
     pub params: Vec<ParamSignature>,
     /// The annotation after `->`, as written.
-    pub ret_annotation: Option<GreenNode>,
+    pub ret_annotation: Option<Green>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ParamSignature {
     pub name: String,
     pub range: TextRange,
-    pub annotation: Option<GreenNode>,
+    pub annotation: Option<Green>,
 }
 
 #[salsa::tracked(returns(ref))]
@@ -127,24 +127,24 @@ pub fn function_signature<'db>(db: &'db dyn Db, function: Function<'db>) -> Sign
             Some(ParamSignature {
                 name: name.text(),
                 range: name.syntax().text_range(),
-                annotation: param.annotation().map(|a| a.syntax().green().into_owned()),
+                annotation: param.annotation().map(|a| a.syntax().green().into_owned().into()),
             })
         })
         .collect();
-    let ret_annotation = def.ret_type().map(|t| t.syntax().green().into_owned());
+    let ret_annotation = def.ret_type().map(|t| t.syntax().green().into_owned().into());
     Signature { name_range, params, ret_annotation }
 }
 
 /// The body of a function: its block, position-free, and where the block starts within the `def`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Body {
-    pub block: Option<GreenNode>,
+    pub block: Option<Green>,
     pub offset: TextSize,
 }
 
 impl Body {
     pub fn block_node(&self) -> Option<SyntaxNode> {
-        self.block.clone().map(SyntaxNode::new_root)
+        self.block.as_deref().cloned().map(SyntaxNode::new_root)
     }
 }
 
@@ -154,6 +154,6 @@ pub fn function_body<'db>(db: &'db dyn Db, function: Function<'db>) -> Body {
     let block = ast::FunctionDef::cast(node).and_then(|def| def.body());
     Body {
         offset: block.as_ref().map_or(0.into(), |b| b.syntax().text_range().start()),
-        block: block.map(|b| b.syntax().green().into_owned()),
+        block: block.map(|b| b.syntax().green().into_owned().into()),
     }
 }

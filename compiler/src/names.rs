@@ -352,6 +352,7 @@ impl<'a> Resolver<'a> {
         let candidates = self
             .scopes
             .iter()
+            .filter(|s| !s.outer_range.is_some_and(|outer| outer.contains_range(range)))
             .flat_map(|s| s.names.keys().map(String::as_str))
             .chain(PRELUDE_NAMES.iter().copied());
         match closest_name(name, candidates) {

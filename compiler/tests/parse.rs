@@ -56,3 +56,32 @@ fn unclosed_bracket_does_not_swallow_the_next_function() {
     assert_eq!(functions, 2);
     assert_eq!(parse.errors.len(), 1, "{:?}", parse.errors);
 }
+
+#[test]
+fn nesting_limit_matches_cpython_without_overflowing_the_stack() {
+    let nested = |n: usize| format!("x = {}1{}\n", "(".repeat(n), ")".repeat(n));
+    assert!(parse(&nested(200)).errors.is_empty(), "CPython accepts 200 nested brackets");
+    let errors = parse(&nested(201)).errors;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].message, "this is nested too deeply");
+    for shape in ["[", "f(", "a[", "-", "not ", "lambda: ", "1 if 2 else "] {
+        let text = format!("x = {}0\n", shape.repeat(100_000));
+        let res = parse(&text);
+        assert_eq!(res.syntax().to_string(), text, "{shape}");
+        assert!(!res.errors.is_empty(), "{shape} nested 100,000 times must be an error");
+    }
+}
+
+#[test]
+fn long_operator_chains_parse_check_and_drop_on_a_small_stack() {
+    // A left-nested chain is as deep as it is long; everything that walks or frees it must be
+    // iterative. Test threads have a 2 MiB stack.
+    let text = format!("def f(x):\n    return {}\n", vec!["x"; 100_000].join(" + "));
+    let db = weft_compiler::Database::default();
+    let file = weft_compiler::SourceFile::new(&db, "chain.weft".to_string(), text.clone());
+    assert!(weft_compiler::file_diagnostics(&db, file).is_empty());
+    let res = parse(&text);
+    assert_eq!(res.syntax().to_string(), text);
+    drop(res);
+    drop(db);
+}

@@ -18,7 +18,7 @@ fn rust_files(dir: &Path, res: &mut Vec<PathBuf>) {
 fn every_source_file_starts_with_a_doc_comment() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root");
     let mut files = Vec::new();
-    for dir in ["src", "tests", "compiler/src", "compiler/tests", "compiler/benches"] {
+    for dir in ["src", "tests", "compiler/src", "compiler/tests", "compiler/benches", "compiler/examples"] {
         rust_files(&root.join(dir), &mut files);
     }
     assert!(files.len() > 15, "found only {} Rust files", files.len());

@@ -354,6 +354,7 @@ pub fn is_statement(kind: SyntaxKind) -> bool {
             | TRY_STMT
             | WITH_STMT
             | ASYNC_STMT
+            | MATCH_STMT
             | ERROR
     )
 }

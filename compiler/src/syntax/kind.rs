@@ -108,6 +108,9 @@ syntax_kinds! {
     WITH_STMT,
     /// `async def`, `async for`, `async with` (rejected).
     ASYNC_STMT,
+    /// `match subject:` with its `case` clauses (rejected).
+    MATCH_STMT,
+    CASE_CLAUSE,
 
     // Nodes: expressions.
     NAME,

@@ -8,14 +8,16 @@
 //! It is a pure function from text to `(tree, errors)`, and parsing never fails.
 
 pub mod ast;
+mod green;
 mod kind;
 pub mod lex;
 mod parse;
 pub mod validate;
 
+pub use green::Green;
 pub use kind::SyntaxKind;
 pub use parse::{Parse, SyntaxError, parse};
-pub use rowan::{TextRange, TextSize};
+pub use rowan::{GreenNode, TextRange, TextSize};
 
 /// The rowan language tag for Weft trees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -39,7 +41,7 @@ pub type SyntaxElement = rowan::SyntaxElement<WeftLanguage>;
 
 impl Parse {
     pub fn syntax(&self) -> SyntaxNode {
-        SyntaxNode::new_root(self.green.clone())
+        SyntaxNode::new_root(GreenNode::clone(&self.green))
     }
 
     pub fn source_file(&self) -> ast::SourceFile {

@@ -33,7 +33,7 @@ pub fn validate(root: &SyntaxNode) -> Vec<Diagnostic> {
         let in_function = function_depth > 0;
         if let Some(diagnostic) = check_node(&node, in_function) {
             let skip = matches!(diagnostic.code, Code::UnsupportedConstruct)
-                && matches!(node.kind(), CLASS_DEF | TRY_STMT | WITH_STMT | IMPORT_STMT);
+                && matches!(node.kind(), CLASS_DEF | TRY_STMT | WITH_STMT | IMPORT_STMT | MATCH_STMT);
             res.push(diagnostic);
             if skip {
                 // Everything inside a rejected class or `try` would only repeat the point.
@@ -82,6 +82,11 @@ fn check_node(node: &SyntaxNode, in_function: bool) -> Option<Diagnostic> {
         TRY_STMT => unsupported(header_range(node), "exceptions (`try`)", "check conditions with `if` or `assert`"),
         RAISE_STMT => unsupported(range, "exceptions (`raise`)", "use `assert cond, \"message\"` to stop with an error"),
         WITH_STMT => unsupported(header_range(node), "`with` statements", ""),
+        MATCH_STMT => unsupported(
+            header_range(node),
+            "`match` statements",
+            "test the cases with `if`/`elif`/`else`",
+        ),
         ASYNC_STMT | AWAIT_EXPR => unsupported(first_token_range(node), "`async` and `await`", ""),
         YIELD_EXPR => unsupported(range, "generators (`yield`)", "return a sequence built with a comprehension"),
         GENERATOR_EXP => unsupported(range, "generator expressions", "use a list comprehension: `[e for x in xs]`"),
