@@ -66,7 +66,9 @@ fn check(files: &[PathBuf], format: Format) -> ExitCode {
         Format::Text => OutputFormat::Text,
         Format::Json => OutputFormat::Json,
     };
-    let config = CheckConfig { format, color: std::io::stdout().is_terminal() };
+    // Colour only for a person at a terminal, and never when NO_COLOR is set (no-color.org).
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let config = CheckConfig { format, color };
     let db = weft_compiler::Database::default();
     let report = check_sources(&db, &sources, config);
     // The process ends next; freeing every tree and memo first would only delay the exit.

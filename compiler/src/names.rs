@@ -24,7 +24,8 @@ use crate::diagnostics::{Code, Diagnostic};
 use crate::items::{Function, function_body, function_signature};
 use crate::parsed::parsed_file;
 use crate::prelude::{PRELUDE_NAMES, is_prelude_name};
-use crate::syntax::{SyntaxKind::*, SyntaxNode, ast::is_expression};
+use crate::syntax::ast::{is_expression, targets};
+use crate::syntax::{SyntaxKind::*, SyntaxNode};
 
 /// What a name read refers to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -75,12 +76,14 @@ pub fn function_names<'db>(db: &'db dyn Db, function: Function<'db>) -> NameReso
         if top_level.contains(name) { TopLevelLookup::Visible } else { TopLevelLookup::Absent }
     };
     let mut resolver = Resolver::new(&visible, body.offset);
-    let Some(block) = body.block_node() else { return resolver.res };
-    let params = signature.params.iter().map(|p| (p.name.clone(), p.range));
-    resolver.push_function_scope(params, &block);
+    let Some(block) = body.block_node() else { return resolver.finish() };
+    resolver.scopes.push(Scope::default());
+    for param in &signature.params {
+        resolver.bind(param.name.clone(), param.range, BindingKind::Param);
+    }
     resolver.walk(&block);
     resolver.pop_scope();
-    resolver.res
+    resolver.finish()
 }
 
 /// Resolves the top-level statements, in order. Spans are absolute.
@@ -101,9 +104,8 @@ pub fn top_level_statement_names(db: &dyn Db, file: SourceFile) -> NameResolutio
         None => TopLevelLookup::Absent,
     };
     let mut resolver = Resolver::new(&visible, 0.into());
-    resolver.binding_sites.extend(sites.iter().filter(|s| !s.also_read).map(|s| s.range));
     resolver.walk(&root);
-    resolver.res
+    resolver.finish()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,16 +116,13 @@ enum BindingKind {
     ComprehensionVar,
 }
 
-/// A place where a name is bound, found before the walk (Python decides locality per scope).
+/// A place where a top-level name is bound, for the ordering rule of top-level statements.
 struct BindingSite {
     name: String,
     /// The name's own range.
     range: TextRange,
-    kind: BindingKind,
-    /// For top-level statements: from where on the binding is visible.
+    /// From where on the binding is visible.
     available_from: TextSize,
-    /// `x` in `x += e` reads the name as well as binding it.
-    also_read: bool,
 }
 
 struct Binding {
@@ -133,13 +132,23 @@ struct Binding {
     used: bool,
 }
 
+/// A name read that waits for its scope to close: Python decides that a name is local from
+/// every binding in the scope, including the ones after the read.
+struct PendingRead {
+    name: String,
+    range: TextRange,
+}
+
 #[derive(Default)]
 struct Scope {
     names: HashMap<String, usize>,
     /// Reads inside this range skip the scope: a comprehension's first iterable.
     outer_range: Option<TextRange>,
+    pending: Vec<PendingRead>,
 }
 
+/// One walk over a body. Bindings are recorded as they are met; reads wait in their scope and are
+/// resolved when it closes, so each body is walked once.
 struct Resolver<'a> {
     scopes: Vec<Scope>,
     bindings: Vec<Binding>,
@@ -150,6 +159,18 @@ struct Resolver<'a> {
     /// Added to every range taken from the tree being walked.
     base: TextSize,
     res: NameResolution,
+}
+
+fn opens_scope(node: &SyntaxNode) -> bool {
+    match node.kind() {
+        FUNCTION_DEF => !is_top_level(node),
+        LAMBDA_EXPR | LIST_COMP | GENERATOR_EXP | SET_COMP | DICT_COMP => true,
+        _ => false,
+    }
+}
+
+fn is_top_level(def: &SyntaxNode) -> bool {
+    def.parent().is_some_and(|p| p.kind() == SOURCE_FILE)
 }
 
 impl<'a> Resolver<'a> {
@@ -164,41 +185,44 @@ impl<'a> Resolver<'a> {
         }
     }
 
+    fn finish(mut self) -> NameResolution {
+        self.res.references.sort_by_key(|(range, _)| range.start());
+        self.res
+    }
+
     fn walk(&mut self, root: &SyntaxNode) {
         let mut preorder = root.preorder();
         while let Some(event) = preorder.next() {
-            match event {
-                WalkEvent::Enter(node) => match node.kind() {
-                    // Top-level functions are resolved by their own query.
-                    FUNCTION_DEF if node.parent().is_some_and(|p| p.kind() == SOURCE_FILE) => {
-                        preorder.skip_subtree()
-                    }
-                    FUNCTION_DEF => self.enter_nested_function(&node),
-                    LAMBDA_EXPR => self.enter_lambda(&node),
-                    LIST_COMP | GENERATOR_EXP | SET_COMP | DICT_COMP => self.enter_comprehension(&node),
-                    // Annotations name types, which the type checker resolves.
-                    TYPE_ANNOTATION | RET_TYPE => preorder.skip_subtree(),
-                    // The target of a rejected `x := e` binds; validation has already reported it.
-                    NAMED_EXPR => {
-                        if let Some(target) = node.first_child() {
-                            self.binding_sites.insert(self.range(&target));
-                        }
-                    }
-                    NAME_REF => self.name_ref(&node),
-                    _ => {}
-                },
+            let node = match event {
+                WalkEvent::Enter(node) => node,
                 WalkEvent::Leave(node) => {
-                    let nested_def =
-                        node.kind() == FUNCTION_DEF && node.parent().is_some_and(|p| p.kind() != SOURCE_FILE);
-                    if nested_def
-                        || matches!(
-                            node.kind(),
-                            LAMBDA_EXPR | LIST_COMP | GENERATOR_EXP | SET_COMP | DICT_COMP
-                        )
-                    {
+                    if opens_scope(&node) {
                         self.pop_scope();
                     }
+                    continue;
                 }
+            };
+            match node.kind() {
+                // Top-level functions are resolved by their own query.
+                FUNCTION_DEF if is_top_level(&node) => preorder.skip_subtree(),
+                FUNCTION_DEF => self.enter_nested_function(&node),
+                LAMBDA_EXPR => {
+                    self.scopes.push(Scope::default());
+                    self.bind_params(&node);
+                }
+                LIST_COMP | GENERATOR_EXP | SET_COMP | DICT_COMP => self.enter_comprehension(&node),
+                COMP_FOR => self.bind_targets(&node, BindingKind::ComprehensionVar),
+                ASSIGN_STMT | AUG_ASSIGN_STMT | FOR_STMT => self.bind_targets(&node, BindingKind::Local),
+                // Annotations name types, which the type checker resolves.
+                TYPE_ANNOTATION | RET_TYPE => preorder.skip_subtree(),
+                // The target of a rejected `x := e` binds; validation has already reported it.
+                NAMED_EXPR => {
+                    if let Some(target) = node.first_child() {
+                        self.binding_sites.insert(self.range(&target));
+                    }
+                }
+                NAME_REF => self.read(&node),
+                _ => {}
             }
         }
     }
@@ -207,52 +231,43 @@ impl<'a> Resolver<'a> {
         node.text_range() + self.base
     }
 
-    fn push_function_scope(&mut self, params: impl Iterator<Item = (String, TextRange)>, block: &SyntaxNode) {
-        self.scopes.push(Scope::default());
-        for (name, range) in params {
-            self.bind(name, range, BindingKind::Param);
-        }
-        for site in collect_bindings(block) {
-            if !site.also_read {
-                self.binding_sites.insert(site.range + self.base);
-            }
-            self.bind(site.name, site.range + self.base, site.kind);
-        }
-    }
-
     fn enter_nested_function(&mut self, def: &SyntaxNode) {
-        let params = param_names(def).map(|(name, range)| (name, range + self.base)).collect::<Vec<_>>();
-        match def.children().find(|n| n.kind() == BLOCK) {
-            Some(block) => self.push_function_scope(params.into_iter(), &block),
-            None => {
-                self.scopes.push(Scope::default());
-                for (name, range) in params {
-                    self.bind(name, range, BindingKind::Param);
-                }
-            }
+        if let Some(name) = def.children().find(|n| n.kind() == NAME).filter(|n| !n.text().is_empty()) {
+            let range = self.range(&name);
+            self.bind(name.text().to_string(), range, BindingKind::NestedFunction);
         }
+        self.scopes.push(Scope::default());
+        self.bind_params(def);
     }
 
-    fn enter_lambda(&mut self, lambda: &SyntaxNode) {
-        self.scopes.push(Scope::default());
-        for (name, range) in param_names(lambda) {
+    fn bind_params(&mut self, owner: &SyntaxNode) {
+        for (name, range) in param_names(owner) {
             self.bind(name, range + self.base, BindingKind::Param);
         }
     }
 
     fn enter_comprehension(&mut self, comprehension: &SyntaxNode) {
-        let clauses: Vec<SyntaxNode> = comprehension.children().filter(|n| n.kind() == COMP_FOR).collect();
-        let outer_range = clauses
-            .first()
-            .and_then(|first| first.children().filter(|n| is_expression(n.kind())).nth(1))
-            .map(|iterable| self.range(&iterable));
-        self.scopes.push(Scope { names: HashMap::default(), outer_range });
-        for clause in clauses {
-            let Some(target) = clause.children().find(|n| is_expression(n.kind())) else { continue };
+        let first_iterable = comprehension
+            .children()
+            .find(|n| n.kind() == COMP_FOR)
+            .and_then(|first| first.children().filter(|n| is_expression(n.kind())).nth(1));
+        let outer_range = first_iterable.map(|iterable| self.range(&iterable));
+        self.scopes.push(Scope { outer_range, ..Scope::default() });
+    }
+
+    /// Binds the names an assignment, a loop or a comprehension clause assigns to.
+    fn bind_targets(&mut self, node: &SyntaxNode, kind: BindingKind) {
+        let also_read = node.kind() == AUG_ASSIGN_STMT;
+        for target in targets(node) {
             for name_ref in target_names(&target) {
                 let range = self.range(&name_ref);
-                self.binding_sites.insert(range);
-                self.bind(name_ref.text().to_string(), range, BindingKind::ComprehensionVar);
+                if !also_read {
+                    self.binding_sites.insert(range);
+                }
+                // Top-level bindings belong to the file's scope, which `top_level` describes.
+                if !self.scopes.is_empty() {
+                    self.bind(name_ref.text().to_string(), range, kind);
+                }
             }
         }
     }
@@ -260,7 +275,7 @@ impl<'a> Resolver<'a> {
     /// Binds `name` in the innermost scope. A second parameter or nested function of the same
     /// name is a duplicate; a second assignment is an ordinary rebinding.
     fn bind(&mut self, name: String, range: TextRange, kind: BindingKind) {
-        let scope = self.scopes.last_mut().expect("bind is called inside a scope");
+        let Some(scope) = self.scopes.last_mut() else { return };
         if let Some(&existing) = scope.names.get(&name) {
             let first = &self.bindings[existing];
             let what = match (first.kind, kind) {
@@ -284,8 +299,44 @@ impl<'a> Resolver<'a> {
         self.bindings.push(Binding { name, range, kind, used: false });
     }
 
+    fn read(&mut self, node: &SyntaxNode) {
+        let range = self.range(node);
+        if self.binding_sites.contains(&range) {
+            return;
+        }
+        let Some(token) = node.first_token() else { return };
+        self.defer(PendingRead { name: token.text().to_string(), range }, self.scopes.len());
+    }
+
+    /// Queues `read` on the innermost of the first `depth` scopes that it does not skip, or
+    /// resolves it at the top level when there is none.
+    fn defer(&mut self, read: PendingRead, depth: usize) {
+        let target = self.scopes[..depth]
+            .iter()
+            .rposition(|s| !s.outer_range.is_some_and(|outer| outer.contains_range(read.range)));
+        match target {
+            Some(idx) => self.scopes[idx].pending.push(read),
+            None => self.resolve_outside_functions(read),
+        }
+    }
+
+    /// Resolves the reads waiting in the innermost scope, hands the others outwards, reports its
+    /// unused bindings, and closes it.
     fn pop_scope(&mut self) {
-        let Some(scope) = self.scopes.pop() else { return };
+        let Some(scope) = self.scopes.last_mut() else { return };
+        let pending = std::mem::take(&mut scope.pending);
+        for read in pending {
+            let innermost = self.scopes.last().expect("the scope being closed");
+            match innermost.names.get(&read.name) {
+                Some(&idx) => {
+                    let binding = &mut self.bindings[idx];
+                    binding.used = true;
+                    self.res.references.push((read.range, Resolution::Local { def_range: binding.range }));
+                }
+                None => self.defer(read, self.scopes.len() - 1),
+            }
+        }
+        let scope = self.scopes.pop().expect("the scope being closed");
         let mut unused: Vec<&Binding> = scope
             .names
             .values()
@@ -305,38 +356,16 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    fn name_ref(&mut self, node: &SyntaxNode) {
-        let range = self.range(node);
-        if self.binding_sites.contains(&range) {
-            return;
-        }
-        let Some(token) = node.first_token() else { return };
-        let name = token.text();
-        let resolution = self.lookup(name, range);
-        if resolution == Resolution::Unresolved {
-            self.res.diagnostics.push(self.unknown_name(name, range));
-        }
-        self.res.references.push((range, resolution));
-    }
-
-    fn lookup(&mut self, name: &str, range: TextRange) -> Resolution {
-        for scope in self.scopes.iter().rev() {
-            if scope.outer_range.is_some_and(|outer| outer.contains_range(range)) {
-                continue;
-            }
-            if let Some(&idx) = scope.names.get(name) {
-                let binding = &mut self.bindings[idx];
-                binding.used = true;
-                return Resolution::Local { def_range: binding.range };
-            }
-        }
-        if (self.top_level)(name, range.start()) == TopLevelLookup::Visible {
-            return Resolution::TopLevel;
-        }
-        if is_prelude_name(name) {
-            return Resolution::Prelude;
-        }
-        Resolution::Unresolved
+    fn resolve_outside_functions(&mut self, read: PendingRead) {
+        let resolution = if (self.top_level)(&read.name, read.range.start()) == TopLevelLookup::Visible {
+            Resolution::TopLevel
+        } else if is_prelude_name(&read.name) {
+            Resolution::Prelude
+        } else {
+            self.res.diagnostics.push(self.unknown_name(&read.name, read.range));
+            Resolution::Unresolved
+        };
+        self.res.references.push((read.range, resolution));
     }
 
     fn unknown_name(&self, name: &str, range: TextRange) -> Diagnostic {
@@ -418,16 +447,13 @@ fn target_names(target: &SyntaxNode) -> Vec<SyntaxNode> {
     res
 }
 
-/// Every binding in the scope that `root` opens, not descending into nested scopes (whose own
-/// names are theirs) but recording nested functions' names.
+/// Every name the top level binds, with where it becomes visible. Functions, lambdas and
+/// comprehensions have scopes of their own and are not entered, but a `def` binds its name.
 fn collect_bindings(root: &SyntaxNode) -> Vec<BindingSite> {
     let mut res = Vec::new();
     let mut preorder = root.preorder();
     while let Some(event) = preorder.next() {
         let WalkEvent::Enter(node) = event else { continue };
-        if node == *root {
-            continue;
-        }
         match node.kind() {
             FUNCTION_DEF => {
                 if let Some(name) =
@@ -436,9 +462,7 @@ fn collect_bindings(root: &SyntaxNode) -> Vec<BindingSite> {
                     res.push(BindingSite {
                         name: name.text().to_string(),
                         range: name.text_range(),
-                        kind: BindingKind::NestedFunction,
                         available_from: node.text_range().start(),
-                        also_read: false,
                     });
                 }
                 preorder.skip_subtree();
@@ -447,29 +471,159 @@ fn collect_bindings(root: &SyntaxNode) -> Vec<BindingSite> {
                 preorder.skip_subtree()
             }
             ASSIGN_STMT | AUG_ASSIGN_STMT | FOR_STMT => {
-                let exprs: Vec<SyntaxNode> = node.children().filter(|n| is_expression(n.kind())).collect();
-                let targets = match node.kind() {
-                    ASSIGN_STMT => &exprs[..exprs.len().saturating_sub(1)],
-                    _ => &exprs[..exprs.len().min(1)],
-                };
-                for target in targets {
+                for target in targets(&node) {
                     let available_from = match node.kind() {
                         FOR_STMT => target.text_range().end(),
                         _ => node.text_range().end(),
                     };
-                    for name_ref in target_names(target) {
-                        res.push(BindingSite {
-                            name: name_ref.text().to_string(),
-                            range: name_ref.text_range(),
-                            kind: BindingKind::Local,
-                            available_from,
-                            also_read: node.kind() == AUG_ASSIGN_STMT,
-                        });
-                    }
+                    res.extend(target_names(&target).into_iter().map(|name_ref| BindingSite {
+                        name: name_ref.text().to_string(),
+                        range: name_ref.text_range(),
+                        available_from,
+                    }));
                 }
             }
             _ => {}
         }
     }
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use super::*;
+    use crate::check::file_diagnostics;
+    use crate::db::Database;
+    use crate::items::file_functions;
+
+    /// Renders what each name read resolves to, `name@offset -> resolution`, in source order,
+    /// then the codes of the file's diagnostics.
+    #[track_caller]
+    fn check(text: &str, expect: Expect) {
+        let db = Database::default();
+        let file = SourceFile::new(&db, "test.weft".to_string(), text.to_string());
+        let mut references: Vec<(TextRange, Resolution)> = Vec::new();
+        for function in file_functions(&db, file) {
+            let offset = function.offset(&db);
+            references.extend(function_names(&db, *function).references.iter().map(|(range, res)| {
+                let res = match res {
+                    Resolution::Local { def_range } => Resolution::Local { def_range: *def_range + offset },
+                    other => other.clone(),
+                };
+                (*range + offset, res)
+            }));
+        }
+        references.extend(top_level_statement_names(&db, file).references.iter().cloned());
+        references.sort_by_key(|(range, _)| range.start());
+        let mut res = String::new();
+        for (range, resolution) in references {
+            let name = &text[range];
+            let target = match resolution {
+                Resolution::Local { def_range } => format!("local@{}", u32::from(def_range.start())),
+                other => format!("{other:?}"),
+            };
+            res.push_str(&format!("{name}@{} -> {target}\n", u32::from(range.start())));
+        }
+        let codes: Vec<&str> = file_diagnostics(&db, file).iter().map(|d| d.code.as_str()).collect();
+        res.push_str(&format!("diagnostics: {codes:?}\n"));
+        expect.assert_eq(&res);
+    }
+
+    #[test]
+    fn a_name_assigned_anywhere_in_a_function_is_local_to_all_of_it() {
+        check(
+            "x = 1\ndef f():\n    y = x\n    x = 2\n    return y + x\n",
+            expect![[r#"
+                x@23 -> local@29
+                y@46 -> local@19
+                x@50 -> local@29
+                diagnostics: []
+            "#]],
+        );
+    }
+
+    #[test]
+    fn closures_read_enclosing_locals() {
+        check(
+            "def f(k):\n    def g(x):\n        return x * k\n    return g(1)\n",
+            expect![[r#"
+                x@39 -> local@20
+                k@43 -> local@6
+                g@56 -> local@18
+                diagnostics: []
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_comprehension_reads_its_first_iterable_outside_its_own_scope() {
+        check(
+            "def f(x):\n    return [x for x in x]\n",
+            expect![[r#"
+                x@22 -> local@28
+                x@33 -> local@6
+                diagnostics: []
+            "#]],
+        );
+    }
+
+    #[test]
+    fn later_comprehension_clauses_see_earlier_targets() {
+        check(
+            "def f(xss):\n    return [y for xs in xss for y in xs if y > 0]\n",
+            expect![[r#"
+                y@24 -> local@44
+                xss@36 -> local@6
+                xs@49 -> local@30
+                y@55 -> local@44
+                diagnostics: []
+            "#]],
+        );
+    }
+
+    #[test]
+    fn augmented_assignment_reads_its_target() {
+        check(
+            "def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n",
+            expect![[r#"
+                xs@38 -> local@6
+                total@50 -> local@15
+                x@59 -> local@33
+                total@72 -> local@15
+                diagnostics: []
+            "#]],
+        );
+    }
+
+    #[test]
+    fn functions_see_top_level_names_bound_later_but_statements_do_not() {
+        check(
+            "def f():\n    return scale * g()\n\ndef g():\n    return 2\n\nprint(scale)\nscale = 3\nprint(f())\n",
+            expect![[r#"
+                scale@20 -> TopLevel
+                g@28 -> TopLevel
+                print@56 -> Prelude
+                scale@62 -> Unresolved
+                print@79 -> Prelude
+                f@85 -> TopLevel
+                diagnostics: ["E0200"]
+            "#]],
+        );
+    }
+
+    #[test]
+    fn lambda_parameters_shadow_outer_names() {
+        check(
+            "def f(a, b):\n    return map(lambda a: a + b, [a])\n",
+            expect![[r#"
+                map@24 -> Prelude
+                a@38 -> local@35
+                b@42 -> local@9
+                a@46 -> local@6
+                diagnostics: []
+            "#]],
+        );
+    }
 }

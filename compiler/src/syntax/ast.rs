@@ -328,6 +328,20 @@ impl Stmt {
     }
 }
 
+/// The targets a binding node assigns to: every expression but the last of an `x = y = e`, or the
+/// first expression of an augmented assignment, a `for` statement or a comprehension clause.
+pub fn targets(node: &SyntaxNode) -> Vec<SyntaxNode> {
+    let mut exprs: Vec<SyntaxNode> = node.children().filter(|n| is_expression(n.kind())).collect();
+    match node.kind() {
+        ASSIGN_STMT => {
+            exprs.pop();
+        }
+        AUG_ASSIGN_STMT | FOR_STMT | COMP_FOR => exprs.truncate(1),
+        _ => exprs.clear(),
+    }
+    exprs
+}
+
 pub fn is_statement(kind: SyntaxKind) -> bool {
     matches!(
         kind,

@@ -10,7 +10,8 @@
 
 use rowan::{TextRange, WalkEvent};
 
-use super::{SyntaxKind::*, SyntaxNode, ast::is_expression};
+use super::ast::{is_expression, targets};
+use super::{SyntaxKind::*, SyntaxNode};
 use crate::diagnostics::{Code, Diagnostic};
 
 pub fn validate(root: &SyntaxNode) -> Vec<Diagnostic> {
@@ -232,12 +233,7 @@ fn check_compare_op(node: &SyntaxNode) -> Option<Diagnostic> {
 /// Assignment and loop targets must be names, or tuples of targets. Anything else is mutation
 /// (`a[i] = x`, `p.x = 1`) or not assignable at all (`f() = 1`).
 fn check_targets(node: &SyntaxNode) -> Option<Diagnostic> {
-    let exprs: Vec<SyntaxNode> = node.children().filter(|n| is_expression(n.kind())).collect();
-    let targets: &[SyntaxNode] = match node.kind() {
-        ASSIGN_STMT => &exprs[..exprs.len().saturating_sub(1)],
-        _ => &exprs[..exprs.len().min(1)],
-    };
-    let mut pending: Vec<SyntaxNode> = targets.to_vec();
+    let mut pending = targets(node);
     while let Some(target) = pending.pop() {
         let range = target.text_range();
         match target.kind() {
