@@ -64,6 +64,21 @@ fn nesting_limit_matches_cpython_without_overflowing_the_stack() {
     let errors = parse(&nested(201)).errors;
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0].message, "this is nested too deeply");
+    let in_function = format!("def f():\n    return {}1{}\n", "(".repeat(200), ")".repeat(200));
+    assert!(parse(&in_function).errors.is_empty(), "the limit counts brackets, not blocks");
+    let blocks = |n: usize| {
+        let mut text: String = (0..n).map(|i| format!("{}if x:\n", " ".repeat(i))).collect();
+        text.push_str(&format!("{}y = 1\nz = 2\n", " ".repeat(n)));
+        text
+    };
+    assert!(parse(&blocks(99)).errors.is_empty(), "CPython accepts 99 nested blocks");
+    let errors = parse(&blocks(100)).errors;
+    assert_eq!(
+        errors.iter().map(|e| e.message.as_str()).collect::<Vec<_>>(),
+        ["too many levels of indentation"]
+    );
+    let asyncs = format!("{}def f():\n    return 1\n", "async ".repeat(100_000));
+    assert!(!parse(&asyncs).errors.is_empty());
     for shape in ["[", "f(", "a[", "-", "not ", "lambda: ", "1 if 2 else "] {
         let text = format!("x = {}0\n", shape.repeat(100_000));
         let res = parse(&text);

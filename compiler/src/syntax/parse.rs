@@ -51,9 +51,11 @@ pub fn parse(text: &str) -> Parse {
     Parse { green: Green::new(builder.finish()), errors }
 }
 
-/// Beyond this nesting the parser reports an error instead of recursing: 200 nested brackets in
-/// a top-level statement, CPython's own limit, plus one level for the statement.
-const MAX_DEPTH: u32 = 201;
+/// Beyond this nesting of brackets (and of the other recursive expression forms) the parser
+/// reports an error instead of recursing: CPython's own limit.
+const MAX_DEPTH: u32 = 200;
+/// Indented blocks open at once, at most: CPython's limit.
+const MAX_OPEN_BLOCKS: u32 = 99;
 /// Lookahead calls allowed without consuming a token before the parser declares itself stuck.
 /// Unwinding from `MAX_DEPTH` legitimately looks ahead a few times per level without consuming.
 const FUEL: u32 = 64 * MAX_DEPTH;
@@ -67,6 +69,7 @@ struct Parser<'t> {
     builder: GreenNodeBuilder<'static>,
     errors: Vec<SyntaxError>,
     depth: u32,
+    open_blocks: u32,
     fuel: std::cell::Cell<u32>,
 }
 
@@ -87,6 +90,7 @@ impl<'t> Parser<'t> {
             builder: GreenNodeBuilder::new(),
             errors: Vec::new(),
             depth: 0,
+            open_blocks: 0,
             fuel: std::cell::Cell::new(FUEL),
         }
     }
@@ -284,7 +288,7 @@ impl<'t> Parser<'t> {
             return false;
         }
         self.error_here("this is nested too deeply");
-        self.with_help("Weft, like CPython, allows at most 200 nested brackets");
+        self.with_help(format!("Weft, like CPython, allows at most {MAX_DEPTH} nested brackets"));
         if self.at_any(&[EOF, NEWLINE, DEDENT, INDENT]) {
             self.missing();
             return true;
@@ -319,10 +323,6 @@ impl<'t> Parser<'t> {
     }
 
     fn statement(&mut self) {
-        self.nested(Self::statement_at_this_depth);
-    }
-
-    fn statement_at_this_depth(&mut self) {
         match self.current() {
             DEF_KW => self.function_def(),
             CLASS_KW => self.class_def(),
@@ -335,7 +335,7 @@ impl<'t> Parser<'t> {
             AT => self.decorator(),
             ASYNC_KW => self.node(ASYNC_STMT, |p| {
                 p.bump();
-                p.statement();
+                p.nested(Self::statement);
             }),
             INDENT => {
                 self.error_here("unexpected indentation");
@@ -558,12 +558,36 @@ impl<'t> Parser<'t> {
         });
     }
 
+    /// `INDENT statements DEDENT`. Past CPython's limit of nested blocks the block is skipped
+    /// whole, so statement nesting is bounded like expression nesting.
     fn indented_block(&mut self) {
+        if self.open_blocks >= MAX_OPEN_BLOCKS {
+            self.error_here("too many levels of indentation");
+            self.with_help(format!("Weft, like CPython, allows at most {MAX_OPEN_BLOCKS} nested blocks"));
+            self.node(ERROR, |p| {
+                let mut open = 0usize;
+                loop {
+                    match p.current() {
+                        INDENT => open += 1,
+                        DEDENT => open -= 1,
+                        EOF => break,
+                        _ => {}
+                    }
+                    p.bump();
+                    if open == 0 {
+                        break;
+                    }
+                }
+            });
+            return;
+        }
+        self.open_blocks += 1;
         self.bump();
         while !self.at_any(&[DEDENT, EOF]) {
             self.statement();
         }
         self.eat(DEDENT);
+        self.open_blocks -= 1;
     }
 
     fn if_stmt(&mut self) {
