@@ -2,6 +2,8 @@
 //! ariadne output compared with the `.txt` beside it. A file named after a code (`E0200_...`)
 //! must report that code. `UPDATE_EXPECT=1` rewrites the snapshots.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use expect_test::expect_file;
@@ -9,14 +11,7 @@ use weft_compiler::check::{CheckConfig, OutputFormat, check_sources};
 use weft_compiler::{Code, Database};
 
 fn diagnostic_programs() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/diagnostics");
-    let mut res: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("the diagnostics test data exists")
-        .map(|entry| entry.expect("a directory entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "weft"))
-        .collect();
-    res.sort();
-    res
+    common::weft_programs(&["compiler/tests/data/diagnostics"])
 }
 
 fn file_name(path: &Path) -> String {

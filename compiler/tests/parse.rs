@@ -1,22 +1,10 @@
 //! Parse-tree snapshots: each `.weft` under `tests/data/parse/{ok,err}` against the `.rast` beside
 //! it. `UPDATE_EXPECT=1 cargo test --test parse` rewrites the snapshots after a deliberate change.
 
-use std::path::{Path, PathBuf};
+mod common;
 
 use expect_test::expect_file;
 use weft_compiler::syntax::{debug_tree, parse};
-
-fn weft_files(dir: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(dir);
-    let mut res: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .map(|entry| entry.expect("a directory entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "weft"))
-        .collect();
-    res.sort();
-    assert!(!res.is_empty(), "no test programs in {}", dir.display());
-    res
-}
 
 fn snapshot(text: &str) -> String {
     let parse = parse(text);
@@ -30,7 +18,7 @@ fn snapshot(text: &str) -> String {
 
 #[test]
 fn valid_programs_parse_without_errors() {
-    for path in weft_files("parse/ok") {
+    for path in common::weft_programs(&["compiler/tests/data/parse/ok"]) {
         let text = std::fs::read_to_string(&path).expect("test programs are UTF-8");
         let errors = parse(&text).errors;
         assert!(errors.is_empty(), "{}: unexpected syntax errors {errors:?}", path.display());
@@ -40,7 +28,7 @@ fn valid_programs_parse_without_errors() {
 
 #[test]
 fn broken_programs_report_errors_and_keep_a_tree() {
-    for path in weft_files("parse/err") {
+    for path in common::weft_programs(&["compiler/tests/data/parse/err"]) {
         let text = std::fs::read_to_string(&path).expect("test programs are UTF-8");
         let errors = parse(&text).errors;
         assert!(!errors.is_empty(), "{}: expected syntax errors, found none", path.display());

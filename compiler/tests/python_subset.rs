@@ -3,26 +3,13 @@
 //! program, Weft reports a syntax error (`E0100`, `E0104`, or `E0001` for bytes that are not
 //! UTF-8) exactly when CPython rejects it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use weft_compiler::parsed::syntax_diagnostics;
 use weft_compiler::{Code, Database, SourceFile, decode_source};
-
-fn programs(dirs: &[&str]) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf();
-    let mut res = Vec::new();
-    for dir in dirs {
-        let entries = std::fs::read_dir(root.join(dir)).expect("the program directory exists");
-        res.extend(
-            entries
-                .map(|e| e.expect("a directory entry").path())
-                .filter(|path| path.extension().is_some_and(|ext| ext == "weft")),
-        );
-    }
-    res.sort();
-    res
-}
 
 /// For each program, whether CPython's `ast.parse` accepts it.
 fn cpython_accepts(programs: &[PathBuf]) -> Vec<bool> {
@@ -57,7 +44,7 @@ fn weft_reports_syntax_error(path: &Path) -> bool {
 
 #[test]
 fn cpython_parses_every_sample() {
-    let samples = programs(&["samples"]);
+    let samples = common::weft_programs(&["samples"]);
     assert!(samples.len() >= 8, "found only {} samples", samples.len());
     let verdicts = cpython_accepts(&samples);
     let rejected: Vec<_> = samples.iter().zip(&verdicts).filter(|(_, ok)| !**ok).map(|(p, _)| p).collect();
@@ -66,12 +53,7 @@ fn cpython_parses_every_sample() {
 
 #[test]
 fn weft_and_cpython_agree_on_what_is_a_syntax_error() {
-    let all = programs(&[
-        "samples",
-        "compiler/tests/data/parse/ok",
-        "compiler/tests/data/parse/err",
-        "compiler/tests/data/diagnostics",
-    ]);
+    let all = common::weft_programs(common::ALL_PROGRAM_DIRS);
     assert!(all.len() > 50, "found only {} programs", all.len());
     let verdicts = cpython_accepts(&all);
     let disagreements: Vec<String> = all

@@ -1,7 +1,9 @@
 //! No input makes the front end panic or hang: every prefix of every sample and test program, and
 //! random byte mutations of each, go through the parser and the whole check, each within a bound.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use salsa::Setter;
@@ -14,22 +16,7 @@ const TIME_BOUND: Duration = Duration::from_secs(2);
 const MUTATIONS_PER_PROGRAM: usize = 300;
 
 fn programs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf();
-    let mut res = Vec::new();
-    for dir in [
-        "samples",
-        "compiler/tests/data/parse/ok",
-        "compiler/tests/data/parse/err",
-        "compiler/tests/data/diagnostics",
-    ] {
-        let entries = std::fs::read_dir(root.join(dir)).expect("the program directory exists");
-        res.extend(
-            entries
-                .map(|e| e.expect("a directory entry").path())
-                .filter(|p| p.extension().is_some_and(|ext| ext == "weft")),
-        );
-    }
-    res.sort();
+    let res = common::weft_programs(common::ALL_PROGRAM_DIRS);
     assert!(res.len() > 20, "expected the samples and test programs, found {}", res.len());
     res
 }

@@ -1,0 +1,33 @@
+//! Helpers shared by the integration tests: where the Weft test programs live.
+
+// Each test crate compiles this module and uses only part of it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// Every directory of Weft programs, relative to the workspace root.
+pub const ALL_PROGRAM_DIRS: &[&str] = &[
+    "samples",
+    "compiler/tests/data/parse/ok",
+    "compiler/tests/data/parse/err",
+    "compiler/tests/data/diagnostics",
+];
+
+/// The `.weft` files in the given directories (relative to the workspace root), sorted.
+pub fn weft_programs(dirs: &[&str]) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root");
+    let mut res = Vec::new();
+    for dir in dirs {
+        let dir = root.join(dir);
+        let entries =
+            std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+        res.extend(
+            entries
+                .map(|entry| entry.expect("a directory entry").path())
+                .filter(|path| path.extension().is_some_and(|ext| ext == "weft")),
+        );
+    }
+    res.sort();
+    assert!(!res.is_empty(), "no Weft programs in {dirs:?}");
+    res
+}
