@@ -2,7 +2,7 @@
 //!
 //! A `Diagnostic` is plain data in byte offsets: a stable `Code`, a severity, a message, a primary
 //! span, secondary labels, notes and help. Passes build them; front ends only render them, the
-//! terminal with ariadne (`render_text`), tools with the versioned JSON schema (`to_json`), and the
+//! terminal with ariadne (`render_text`), tools with the versioned JSON schema (`JsonFile`), and the
 //! language server with its own conversion.
 //!
 //! Codes are grouped by the phase that reports them. A code never changes meaning once released;
@@ -155,7 +155,7 @@ pub fn render_text(diagnostics: &[Diagnostic], path: &str, text: &str, color: bo
     use ariadne::{Config, IndexType, Label as AriadneLabel, Report, ReportKind, Source};
 
     let config = Config::default().with_index_type(IndexType::Byte).with_color(color);
-    let source = Source::from(text);
+    let source = Source::from(without_extra_line_breaks(text));
     // Ariadne slices the text at span ends, so they must lie on char boundaries.
     let clamp = |range: TextRange| {
         let len = text.len();
@@ -195,6 +195,25 @@ pub fn render_text(diagnostics: &[Diagnostic], path: &str, text: &str, color: bo
         let _ = report.finish().write((path, &source), &mut out);
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The text with the characters that ariadne treats as line breaks, but Python and `LineIndex` do
+/// not (vertical tab, form feed, NEL, the Unicode line and paragraph separators), replaced by
+/// spaces of the same byte length, so that every rendering agrees on line numbers.
+fn without_extra_line_breaks(text: &str) -> std::borrow::Cow<'_, str> {
+    const EXTRA_BREAKS: [char; 5] = ['\x0b', '\x0c', '\u{85}', '\u{2028}', '\u{2029}'];
+    if !text.contains(EXTRA_BREAKS) {
+        return text.into();
+    }
+    let mut res = String::with_capacity(text.len());
+    for c in text.chars() {
+        if EXTRA_BREAKS.contains(&c) {
+            res.extend(std::iter::repeat_n(' ', c.len_utf8()));
+        } else {
+            res.push(c);
+        }
+    }
+    res.into()
 }
 
 /// Version of the JSON schema `weft check --format json` emits. Bump it when a field changes.

@@ -24,7 +24,7 @@ use crate::diagnostics::{Code, Diagnostic};
 use crate::items::{Function, function_body, function_signature};
 use crate::parsed::parsed_file;
 use crate::prelude::{PRELUDE_NAMES, is_prelude_name};
-use crate::syntax::ast::{is_expression, targets};
+use crate::syntax::ast::{self, AstNode, is_expression, targets};
 use crate::syntax::{SyntaxKind::*, SyntaxNode};
 
 /// What a name read refers to.
@@ -75,7 +75,7 @@ pub fn function_names<'db>(db: &'db dyn Db, function: Function<'db>) -> NameReso
     let visible = |name: &str, _at: TextSize| {
         if top_level.contains(name) { TopLevelLookup::Visible } else { TopLevelLookup::Absent }
     };
-    let mut resolver = Resolver::new(&visible, body.offset);
+    let mut resolver = Resolver::new(&visible, top_level.iter().map(String::as_str).collect(), body.offset);
     let Some(block) = body.block_node() else { return resolver.finish() };
     resolver.scopes.push(Scope::default());
     for param in &signature.params {
@@ -103,7 +103,7 @@ pub fn top_level_statement_names(db: &dyn Db, file: SourceFile) -> NameResolutio
         Some(site) => TopLevelLookup::BoundLater(site.range),
         None => TopLevelLookup::Absent,
     };
-    let mut resolver = Resolver::new(&visible, 0.into());
+    let mut resolver = Resolver::new(&visible, first_binding.keys().copied().collect(), 0.into());
     resolver.walk(&root);
     resolver.finish()
 }
@@ -137,10 +137,15 @@ struct Binding {
 struct PendingRead {
     name: String,
     range: TextRange,
+    /// Whether the read left a function or lambda on its way out: it then happens when that is
+    /// called, and sees top-level names bound anywhere, as Python's late binding does.
+    at_call_time: bool,
 }
 
 #[derive(Default)]
 struct Scope {
+    /// A function or lambda body, which runs when called rather than where it stands.
+    is_function: bool,
     names: HashMap<String, usize>,
     /// Reads inside this range skip the scope: a comprehension's first iterable.
     outer_range: Option<TextRange>,
@@ -154,6 +159,8 @@ struct Resolver<'a> {
     bindings: Vec<Binding>,
     /// Whether a name is bound at the top level and visible at an offset.
     top_level: &'a dyn Fn(&str, TextSize) -> TopLevelLookup,
+    /// Every top-level name, for "did you mean" help.
+    top_level_names: Vec<&'a str>,
     /// Ranges of name references that bind rather than read.
     binding_sites: HashSet<TextRange>,
     /// Added to every range taken from the tree being walked.
@@ -174,11 +181,16 @@ fn is_top_level(def: &SyntaxNode) -> bool {
 }
 
 impl<'a> Resolver<'a> {
-    fn new(top_level: &'a dyn Fn(&str, TextSize) -> TopLevelLookup, base: TextSize) -> Self {
+    fn new(
+        top_level: &'a dyn Fn(&str, TextSize) -> TopLevelLookup,
+        top_level_names: Vec<&'a str>,
+        base: TextSize,
+    ) -> Self {
         Resolver {
             scopes: Vec::new(),
             bindings: Vec::new(),
             top_level,
+            top_level_names,
             binding_sites: HashSet::default(),
             base,
             res: NameResolution::default(),
@@ -207,8 +219,12 @@ impl<'a> Resolver<'a> {
                 FUNCTION_DEF if is_top_level(&node) => preorder.skip_subtree(),
                 FUNCTION_DEF => self.enter_nested_function(&node),
                 LAMBDA_EXPR => {
-                    self.scopes.push(Scope::default());
+                    self.scopes.push(Scope { is_function: true, ..Scope::default() });
                     self.bind_params(&node);
+                }
+                // Rejected constructs: validation reported them, and their names mean nothing.
+                CLASS_DEF | TRY_STMT | WITH_STMT | IMPORT_STMT | MATCH_STMT | RAISE_STMT | DECORATOR => {
+                    preorder.skip_subtree()
                 }
                 LIST_COMP | GENERATOR_EXP | SET_COMP | DICT_COMP => self.enter_comprehension(&node),
                 COMP_FOR => self.bind_targets(&node, BindingKind::ComprehensionVar),
@@ -236,7 +252,7 @@ impl<'a> Resolver<'a> {
             let range = self.range(&name);
             self.bind(name.text().to_string(), range, BindingKind::NestedFunction);
         }
-        self.scopes.push(Scope::default());
+        self.scopes.push(Scope { is_function: true, ..Scope::default() });
         self.bind_params(def);
     }
 
@@ -305,7 +321,8 @@ impl<'a> Resolver<'a> {
             return;
         }
         let Some(token) = node.first_token() else { return };
-        self.defer(PendingRead { name: token.text().to_string(), range }, self.scopes.len());
+        let read = PendingRead { name: token.text().to_string(), range, at_call_time: false };
+        self.defer(read, self.scopes.len());
     }
 
     /// Queues `read` on the innermost of the first `depth` scopes that it does not skip, or
@@ -325,7 +342,8 @@ impl<'a> Resolver<'a> {
     fn pop_scope(&mut self) {
         let Some(scope) = self.scopes.last_mut() else { return };
         let pending = std::mem::take(&mut scope.pending);
-        for read in pending {
+        let is_function = scope.is_function;
+        for mut read in pending {
             let innermost = self.scopes.last().expect("the scope being closed");
             match innermost.names.get(&read.name) {
                 Some(&idx) => {
@@ -333,7 +351,10 @@ impl<'a> Resolver<'a> {
                     binding.used = true;
                     self.res.references.push((read.range, Resolution::Local { def_range: binding.range }));
                 }
-                None => self.defer(read, self.scopes.len() - 1),
+                None => {
+                    read.at_call_time |= is_function;
+                    self.defer(read, self.scopes.len() - 1);
+                }
             }
         }
         let scope = self.scopes.pop().expect("the scope being closed");
@@ -357,7 +378,8 @@ impl<'a> Resolver<'a> {
     }
 
     fn resolve_outside_functions(&mut self, read: PendingRead) {
-        let resolution = if (self.top_level)(&read.name, read.range.start()) == TopLevelLookup::Visible {
+        let at = if read.at_call_time { TextSize::from(u32::MAX) } else { read.range.start() };
+        let resolution = if (self.top_level)(&read.name, at) == TopLevelLookup::Visible {
             Resolution::TopLevel
         } else if is_prelude_name(&read.name) {
             Resolution::Prelude
@@ -383,6 +405,7 @@ impl<'a> Resolver<'a> {
             .iter()
             .filter(|s| !s.outer_range.is_some_and(|outer| outer.contains_range(range)))
             .flat_map(|s| s.names.keys().map(String::as_str))
+            .chain(self.top_level_names.iter().copied())
             .chain(PRELUDE_NAMES.iter().copied());
         match closest_name(name, candidates) {
             Some(close) => diagnostic.with_help(format!("did you mean `{close}`?")),
@@ -418,15 +441,13 @@ fn closest_name<'n>(name: &str, candidates: impl Iterator<Item = &'n str>) -> Op
         .map(|(_, c)| c)
 }
 
-fn param_names(owner: &SyntaxNode) -> impl Iterator<Item = (String, TextRange)> + use<> {
-    owner
-        .children()
-        .filter(|n| n.kind() == PARAM_LIST)
-        .flat_map(|list| list.children())
-        .filter(|p| matches!(p.kind(), PARAM | STAR_PARAM))
-        .filter_map(|p| p.children().find(|n| n.kind() == NAME))
+fn param_names(owner: &SyntaxNode) -> Vec<(String, TextRange)> {
+    let Some(list) = owner.children().find_map(ast::ParamList::cast) else { return Vec::new() };
+    list.params()
+        .filter_map(|param| param.name())
         .filter(|name| !name.text().is_empty())
-        .map(|name| (name.text().to_string(), name.text_range()))
+        .map(|name| (name.text(), name.syntax().text_range()))
+        .collect()
 }
 
 /// The name references a target binds: `x`, or each name in `a, (b, c)`. Indexes and attributes
@@ -467,13 +488,15 @@ fn collect_bindings(root: &SyntaxNode) -> Vec<BindingSite> {
                 }
                 preorder.skip_subtree();
             }
-            LAMBDA_EXPR | LIST_COMP | GENERATOR_EXP | SET_COMP | DICT_COMP | CLASS_DEF => {
-                preorder.skip_subtree()
-            }
+            LAMBDA_EXPR | LIST_COMP | GENERATOR_EXP | SET_COMP | DICT_COMP => preorder.skip_subtree(),
+            CLASS_DEF | TRY_STMT | WITH_STMT | IMPORT_STMT | MATCH_STMT => preorder.skip_subtree(),
             ASSIGN_STMT | AUG_ASSIGN_STMT | FOR_STMT => {
+                // A loop's target is bound after its iterable is evaluated, before the body runs.
+                let iterable = node.children().filter(|n| is_expression(n.kind())).nth(1);
                 for target in targets(&node) {
-                    let available_from = match node.kind() {
-                        FOR_STMT => target.text_range().end(),
+                    let available_from = match (node.kind(), &iterable) {
+                        (FOR_STMT, Some(iterable)) => iterable.text_range().end(),
+                        (FOR_STMT, None) => target.text_range().end(),
                         _ => node.text_range().end(),
                     };
                     res.extend(target_names(&target).into_iter().map(|name_ref| BindingSite {
@@ -625,5 +648,53 @@ mod tests {
                 diagnostics: []
             "#]],
         );
+    }
+
+    #[test]
+    fn a_top_level_lambda_reads_top_level_names_when_called() {
+        check(
+            "f = lambda: y\ny = 1\nprint(f())\n",
+            expect![[r#"
+                y@12 -> TopLevel
+                print@20 -> Prelude
+                f@26 -> TopLevel
+                diagnostics: []
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_top_level_loop_reads_its_iterable_before_binding_its_target() {
+        check(
+            "for x in x:\n    print(x)\n",
+            expect![[r#"
+                x@9 -> Unresolved
+                print@16 -> Prelude
+                x@22 -> TopLevel
+                diagnostics: ["E0200"]
+            "#]],
+        );
+    }
+
+    #[test]
+    fn rejected_star_parameters_still_bind_their_names() {
+        check(
+            "def f(*args):\n    def g(*more):\n        return more\n    return g(args)\n",
+            expect![[r#"
+                more@47 -> local@25
+                g@63 -> local@22
+                args@65 -> local@7
+                diagnostics: ["E0101", "E0101"]
+            "#]],
+        );
+    }
+
+    #[test]
+    fn unknown_names_suggest_top_level_names() {
+        let db = Database::default();
+        let text = "def compute_total(xs):\n    return sum(xs)\n\nprint(compute_totl([1]))\n";
+        let file = SourceFile::new(&db, "test.weft".to_string(), text.to_string());
+        let helps: Vec<Option<String>> = file_diagnostics(&db, file).iter().map(|d| d.help.clone()).collect();
+        assert_eq!(helps, [Some("did you mean `compute_total`?".to_string())]);
     }
 }

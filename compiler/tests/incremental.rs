@@ -83,3 +83,23 @@ fn renaming_a_function_is_seen_by_its_callers() {
     let codes: Vec<&str> = file_diagnostics(&db, file).iter().map(|d| d.code.as_str()).collect();
     assert_eq!(codes, ["E0200"], "the call to `g` is now unknown");
 }
+
+#[test]
+fn diagnostics_of_untouched_functions_move_with_the_edit() {
+    let (mut db, log) = Database::with_execution_log();
+    let text = "def first(x):\n    return x\n\ndef last(y):\n    unused = 1\n    return y\n";
+    let file = SourceFile::new(&db, "moving.weft".to_string(), text.to_string());
+    let before = file_diagnostics(&db, file).clone();
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(&text[before[0].range], "unused");
+
+    let inserted = "    x = x + 1\n";
+    let edited = text.replacen("    return x\n", &format!("{inserted}    return x\n"), 1);
+    file.set_text(&mut db).to(edited.clone());
+    log.take();
+    let after = file_diagnostics(&db, file).clone();
+    assert_eq!(count(&log.take(), "function_names"), 1, "only `first` is resolved again");
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0].range, before[0].range + rowan::TextSize::of(inserted));
+    assert_eq!(&edited[after[0].range], "unused");
+}

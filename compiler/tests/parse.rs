@@ -67,7 +67,7 @@ fn nesting_limit_matches_cpython_without_overflowing_the_stack() {
     );
     let asyncs = format!("{}def f():\n    return 1\n", "async ".repeat(100_000));
     assert!(!parse(&asyncs).errors.is_empty());
-    for shape in ["[", "f(", "a[", "-", "not ", "lambda: ", "1 if 2 else "] {
+    for shape in ["[", "f(", "a[", "-", "not ", "lambda: ", "lambda a=", "1 if 2 else "] {
         let text = format!("x = {}0\n", shape.repeat(100_000));
         let res = parse(&text);
         assert_eq!(res.syntax().to_string(), text, "{shape}");
@@ -76,15 +76,32 @@ fn nesting_limit_matches_cpython_without_overflowing_the_stack() {
 }
 
 #[test]
-fn long_operator_chains_parse_check_and_drop_on_a_small_stack() {
-    // A left-nested chain is as deep as it is long; everything that walks or frees it must be
-    // iterative. Test threads have a 2 MiB stack.
-    let text = format!("def f(x):\n    return {}\n", vec!["x"; 100_000].join(" + "));
+fn long_chains_parse_check_edit_and_drop_on_a_small_stack() {
+    use salsa::Setter;
+    // A left-nested chain is as deep as it is long; everything that walks, compares or frees it
+    // must be iterative, and building it must take linear time. Test threads have a 2 MiB stack.
+    let chains = [
+        vec!["x"; 100_000].join(" + "),
+        format!("x{}", "()".repeat(100_000)),
+        format!("x{}", "[0]".repeat(100_000)),
+    ];
+    for chain in chains {
+        let started = std::time::Instant::now();
+        let text = format!("def f(x):\n    return {chain}\n\ndef g(y):\n    return y\n");
+        let mut db = weft_compiler::Database::default();
+        let file = weft_compiler::SourceFile::new(&db, "chain.weft".to_string(), text.clone());
+        assert!(weft_compiler::file_diagnostics(&db, file).is_empty());
+        // A second revision makes salsa compare the old and new trees of both functions.
+        file.set_text(&mut db).to(text.replace("return y", "return y + 1"));
+        assert!(weft_compiler::file_diagnostics(&db, file).is_empty());
+        let res = parse(&text);
+        assert_eq!(res.syntax().to_string(), text);
+        drop(res);
+        drop(db);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    }
+    let attributes = format!("x = y{}\n", ".a".repeat(100_000));
     let db = weft_compiler::Database::default();
-    let file = weft_compiler::SourceFile::new(&db, "chain.weft".to_string(), text.clone());
-    assert!(weft_compiler::file_diagnostics(&db, file).is_empty());
-    let res = parse(&text);
-    assert_eq!(res.syntax().to_string(), text);
-    drop(res);
-    drop(db);
+    let file = weft_compiler::SourceFile::new(&db, "attributes.weft".to_string(), attributes);
+    assert_eq!(weft_compiler::file_diagnostics(&db, file).len(), 2, "one unknown `y`, one attribute chain");
 }

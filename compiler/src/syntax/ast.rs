@@ -34,7 +34,23 @@ macro_rules! ast_node {
 ast_node!(SourceFile, SOURCE_FILE);
 ast_node!(FunctionDef, FUNCTION_DEF);
 ast_node!(ParamList, PARAM_LIST);
-ast_node!(Param, PARAM);
+
+/// A parameter: `x`, `x: T`, or a rejected `*args`/`**kwargs`, which still binds its name so that
+/// its uses are not reported as unknown.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Param {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for Param {
+    fn cast(node: SyntaxNode) -> Option<Self> {
+        matches!(node.kind(), PARAM | STAR_PARAM).then_some(Self { syntax: node })
+    }
+
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
 ast_node!(Block, BLOCK);
 ast_node!(Name, NAME);
 ast_node!(NameRef, NAME_REF);

@@ -6,10 +6,47 @@
 
 use std::ops::Deref;
 
-use rowan::{GreenNode, NodeOrToken};
+use rowan::{GreenNode, GreenNodeData, NodeOrToken};
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// Equality is structural and, like `Drop`, iterative: salsa compares a function's new tree with
+/// its old one on every edit, and rowan's own comparison recurses as deep as the tree.
+#[derive(Debug, Clone)]
 pub struct Green(Option<GreenNode>);
+
+impl PartialEq for Green {
+    fn eq(&self, other: &Green) -> bool {
+        let mut pending: Vec<(&GreenNodeData, &GreenNodeData)> = vec![(self, other)];
+        while let Some((left, right)) = pending.pop() {
+            if std::ptr::eq(left, right) {
+                continue;
+            }
+            if left.kind() != right.kind()
+                || left.text_len() != right.text_len()
+                || left.children().len() != right.children().len()
+            {
+                return false;
+            }
+            for pair in left.children().zip(right.children()) {
+                match pair {
+                    (NodeOrToken::Node(left), NodeOrToken::Node(right)) => pending.push((left, right)),
+                    (NodeOrToken::Token(left), NodeOrToken::Token(right)) if left == right => {}
+                    _ => return false,
+                }
+            }
+        }
+        true
+    }
+}
+
+impl Eq for Green {}
+
+impl std::hash::Hash for Green {
+    /// Kind and length only: consistent with `eq`, and never deep.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.kind().hash(state);
+        self.text_len().hash(state);
+    }
+}
 
 impl Green {
     pub fn new(node: GreenNode) -> Green {

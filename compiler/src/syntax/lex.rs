@@ -39,9 +39,8 @@ pub fn lex(text: &str) -> Lexed {
         text,
         pos: 0,
         res: Lexed::default(),
-        indents: vec![0],
-        open_brackets: Vec::new(),
-        line_indent: 0,
+        indents: vec![Level { width: 0, alt_width: 0, opened_block: false }],
+        open_brackets: 0,
         line_has_tokens: false,
     };
     lexer.run();
@@ -52,18 +51,31 @@ struct Lexer<'a> {
     text: &'a str,
     pos: usize,
     res: Lexed,
-    /// Widths of the enclosing indentation levels; the bottom is always 0.
-    indents: Vec<u32>,
-    /// For each open bracket, the indentation of the line that opened it.
-    open_brackets: Vec<u32>,
-    /// Indentation of the current logical line.
-    line_indent: u32,
+    /// The enclosing indentation levels; the bottom is always 0.
+    indents: Vec<Level>,
+    /// How many brackets are open (closing an unopened one leaves it at 0).
+    open_brackets: u32,
     /// Whether the current logical line has produced a non-trivia token yet.
     line_has_tokens: bool,
 }
 
+/// An indentation level: its width with tabs to the next multiple of 8, and with tabs as one
+/// column. Python calls indentation inconsistent when the two widths order lines differently.
+#[derive(Debug, Clone, Copy)]
+struct Level {
+    width: u32,
+    alt_width: u32,
+    /// False for a width that was an error (it matched no enclosing block): lines at it belong to
+    /// the block around them, and closing it emits no `DEDENT`.
+    opened_block: bool,
+}
+
 impl Lexer<'_> {
     fn run(&mut self) {
+        // A byte-order mark is not part of the program, as in CPython.
+        if self.text.starts_with('\u{feff}') {
+            self.push(WHITESPACE, '\u{feff}'.len_utf8());
+        }
         self.start_line();
         while self.pos < self.text.len() {
             self.next_token();
@@ -71,9 +83,10 @@ impl Lexer<'_> {
         if self.line_has_tokens {
             self.push(NEWLINE, 0);
         }
-        while self.indents.len() > 1 {
-            self.indents.pop();
-            self.push(DEDENT, 0);
+        while let Some(level) = self.indents.pop().filter(|_| !self.indents.is_empty()) {
+            if level.opened_block {
+                self.push(DEDENT, 0);
+            }
         }
     }
 
@@ -100,15 +113,11 @@ impl Lexer<'_> {
     fn start_line(&mut self) {
         loop {
             let rest = self.rest();
-            let (width, len) = indentation(rest);
+            let (width, alt_width, len) = indentation(rest);
             let after = &rest[len..];
             let blank = after.is_empty() || after.starts_with('#') || newline_len(after).is_some();
             if !blank {
-                let dedented = self.dedent_to(width);
-                if len > 0 {
-                    self.push(WHITESPACE, len);
-                }
-                self.indent_to(width, dedented);
+                self.layout(Level { width, alt_width, opened_block: true }, len);
                 return;
             }
             if len > 0 {
@@ -126,30 +135,42 @@ impl Lexer<'_> {
         }
     }
 
-    /// Closes the blocks deeper than `width`; says whether it closed any.
-    fn dedent_to(&mut self, width: u32) -> bool {
+    /// Emits the `DEDENT`s and `INDENT` that take the block structure to a line indented by
+    /// `line`, whose indentation is `len` bytes long.
+    fn layout(&mut self, line: Level, len: usize) {
+        let top = |lexer: &Self| *lexer.indents.last().expect("the bottom level is never closed");
         let mut dedented = false;
-        while width < *self.indents.last().unwrap_or(&0) {
-            self.indents.pop();
-            self.push(DEDENT, 0);
+        while line.width < top(self).width {
+            let closed = self.indents.pop().expect("a deeper level than the bottom");
+            if closed.opened_block {
+                self.push(DEDENT, 0);
+            }
             dedented = true;
         }
-        dedented
-    }
-
-    fn indent_to(&mut self, width: u32, dedented: bool) {
-        self.line_indent = width;
-        let current = *self.indents.last().unwrap_or(&0);
-        if width > current {
-            // After a dedent, a deeper line fell between two enclosing levels; Python rejects it.
-            if dedented {
-                let line_end = self.pos + self.rest().find(['\n', '\r']).unwrap_or(self.rest().len());
-                self.error(self.pos, line_end, "this line's indentation matches no enclosing block");
-                return;
-            }
-            self.indents.push(width);
-            self.push(INDENT, 0);
+        let start = self.pos;
+        if len > 0 {
+            self.push(WHITESPACE, len);
         }
+        let current = top(self);
+        let consistent = match line.width.cmp(&current.width) {
+            std::cmp::Ordering::Equal => line.alt_width == current.alt_width,
+            _ => line.alt_width > current.alt_width,
+        };
+        if !consistent {
+            self.error(start, start + len, "inconsistent use of tabs and spaces in indentation");
+        }
+        if line.width <= current.width {
+            return;
+        }
+        if dedented {
+            let line_end = self.pos + self.rest().find(['\n', '\r']).unwrap_or(self.rest().len());
+            self.error(self.pos, line_end, "this line's indentation matches no enclosing block");
+            // Later lines at this width belong to the same block and raise no second error.
+            self.indents.push(Level { opened_block: false, ..line });
+            return;
+        }
+        self.indents.push(line);
+        self.push(INDENT, 0);
     }
 
     fn next_token(&mut self) {
@@ -178,17 +199,17 @@ impl Lexer<'_> {
             '0'..='9' => self.number(),
             '.' if rest[1..].starts_with(|c: char| c.is_ascii_digit()) => self.number(),
             '"' | '\'' => self.string(0),
-            c if c == '_' || c.is_alphabetic() => self.name_or_prefixed_string(),
+            c if is_identifier_start(c) => self.name_or_prefixed_string(),
             _ => self.punctuation(first),
         }
     }
 
     fn newline(&mut self, len: usize) {
-        if !self.open_brackets.is_empty() && !self.next_line_closes_brackets(len) {
+        if self.open_brackets > 0 && !self.next_line_closes_brackets(len) {
             self.push(BLANK_NEWLINE, len);
             return;
         }
-        self.open_brackets.clear();
+        self.open_brackets = 0;
         if self.line_has_tokens {
             self.push(NEWLINE, len);
         } else {
@@ -198,26 +219,25 @@ impl Lexer<'_> {
         self.start_line();
     }
 
-    /// The recovery described in the module doc.
+    /// The recovery described in the module doc: a line that starts with a keyword that cannot
+    /// appear inside brackets closes them.
     fn next_line_closes_brackets(&self, newline_len: usize) -> bool {
         let next_line = &self.rest()[newline_len..];
-        let (width, len) = indentation(next_line);
-        let Some(&opening_indent) = self.open_brackets.first() else { return false };
-        if width > opening_indent {
-            return false;
-        }
-        let word_len = next_line[len..]
-            .find(|c: char| !(c == '_' || c.is_alphanumeric()))
-            .unwrap_or(next_line.len() - len);
-        SyntaxKind::keyword(&next_line[len..len + word_len]).is_some_and(SyntaxKind::starts_statement_only)
+        let (_, _, len) = indentation(next_line);
+        let word = &next_line[len..];
+        let word_len = word.find(|c: char| !is_identifier_continue(c)).unwrap_or(word.len());
+        SyntaxKind::keyword(&word[..word_len]).is_some_and(SyntaxKind::starts_statement_only)
     }
 
     fn name_or_prefixed_string(&mut self) {
         let rest = self.rest();
-        let len = rest.find(|c: char| !(c == '_' || c.is_alphanumeric())).unwrap_or(rest.len());
+        let len = rest.find(|c: char| !is_identifier_continue(c)).unwrap_or(rest.len());
         let word = &rest[..len];
-        let is_prefix =
-            matches!(word.to_ascii_lowercase().as_str(), "r" | "u" | "b" | "f" | "br" | "rb" | "fr" | "rf");
+        let is_prefix = len <= 2
+            && matches!(
+                word.to_ascii_lowercase().as_str(),
+                "r" | "u" | "b" | "f" | "br" | "rb" | "fr" | "rf"
+            );
         if is_prefix && rest[len..].starts_with(['"', '\'']) {
             self.string(len);
             return;
@@ -238,6 +258,9 @@ impl Lexer<'_> {
         if bytes[0] == b'0' && bytes.len() > 1 && matches!(bytes[1], b'x' | b'X' | b'o' | b'O' | b'b' | b'B')
         {
             let end = digits(2, |b| b.is_ascii_hexdigit());
+            if let Some(message) = invalid_number(&self.rest()[..end], INT_NUMBER) {
+                self.error(self.pos, self.pos + end, message);
+            }
             self.push(INT_NUMBER, end);
             return;
         }
@@ -261,6 +284,9 @@ impl Lexer<'_> {
             kind = IMAG_NUMBER;
             end += 1;
         }
+        if let Some(message) = invalid_number(&self.rest()[..end], kind) {
+            self.error(self.pos, self.pos + end, message);
+        }
         self.push(kind, end);
     }
 
@@ -278,8 +304,9 @@ impl Lexer<'_> {
         while i < bytes.len() {
             let b = bytes[i];
             if b == b'\\' {
-                // Even in raw strings a backslash keeps the next quote from closing the string.
-                i += 2;
+                // Even in raw strings a backslash keeps the next quote (or line break, which may be
+                // "\r\n") from ending the string.
+                i += 1 + newline_len(&body[i + 1..]).unwrap_or(1);
                 continue;
             }
             if !triple && (b == b'\n' || b == b'\r') {
@@ -299,7 +326,7 @@ impl Lexer<'_> {
         if !terminated {
             self.error(start, start + len, "this string is never closed");
             // Python's tokenizer stops here; assume the line ends so the next ones still parse.
-            self.open_brackets.clear();
+            self.open_brackets = 0;
         }
         self.push(STRING, len);
     }
@@ -312,10 +339,8 @@ impl Lexer<'_> {
             return;
         };
         match kind {
-            L_PAREN | L_BRACK | L_BRACE => self.open_brackets.push(self.line_indent),
-            R_PAREN | R_BRACK | R_BRACE => {
-                self.open_brackets.pop();
-            }
+            L_PAREN | L_BRACK | L_BRACE => self.open_brackets += 1,
+            R_PAREN | R_BRACK | R_BRACE => self.open_brackets = self.open_brackets.saturating_sub(1),
             _ => {}
         }
         self.push(kind, len);
@@ -372,19 +397,67 @@ fn operator(text: &[u8]) -> Option<(SyntaxKind, usize)> {
     Some(res)
 }
 
-/// The width of the leading whitespace (tabs to the next multiple of 8, as Python does) and its
-/// length in bytes.
-fn indentation(line: &str) -> (u32, usize) {
-    let mut width = 0;
+/// The width of the leading whitespace with tabs to the next multiple of 8 (as Python does), the
+/// width with tabs as one column, and the whitespace's length in bytes.
+fn indentation(line: &str) -> (u32, u32, usize) {
+    let (mut width, mut alt_width) = (0, 0);
     for (i, c) in line.char_indices() {
         match c {
-            ' ' => width += 1,
-            '\t' => width = (width / 8 + 1) * 8,
-            '\x0c' => width = 0,
-            _ => return (width, i),
+            ' ' => (width, alt_width) = (width + 1, alt_width + 1),
+            '\t' => (width, alt_width) = ((width / 8 + 1) * 8, alt_width + 1),
+            '\x0c' => (width, alt_width) = (0, 0),
+            _ => return (width, alt_width, i),
         }
     }
-    (width, line.len())
+    (width, alt_width, line.len())
+}
+
+/// Python identifiers: Unicode's XID classes, plus `_`.
+fn is_identifier_start(c: char) -> bool {
+    c == '_' || unicode_ident::is_xid_start(c)
+}
+
+fn is_identifier_continue(c: char) -> bool {
+    unicode_ident::is_xid_continue(c)
+}
+
+/// What is wrong with a number literal the lexer took in loosely, if anything: digits outside the
+/// base, misplaced underscores, an empty prefixed literal, or leading zeros.
+fn invalid_number(text: &str, kind: SyntaxKind) -> Option<&'static str> {
+    let underscores_ok =
+        |digits: &str| !digits.starts_with('_') && !digits.ends_with('_') && !digits.contains("__");
+    let lower = text.to_ascii_lowercase();
+    if let Some((base, digits)) = lower
+        .strip_prefix("0x")
+        .map(|d| (16, d))
+        .or_else(|| lower.strip_prefix("0o").map(|d| (8, d)))
+        .or_else(|| lower.strip_prefix("0b").map(|d| (2, d)))
+    {
+        // `0x_1f` is valid: one underscore may follow the prefix.
+        let digits = digits.strip_prefix('_').unwrap_or(digits);
+        if digits.is_empty() || !underscores_ok(digits) {
+            return Some("this number literal is malformed");
+        }
+        if !digits.chars().all(|c| c == '_' || c.is_digit(base)) {
+            return Some(match base {
+                2 => "a binary literal has only the digits 0 and 1",
+                8 => "an octal literal has only the digits 0 to 7",
+                _ => "this hexadecimal literal is malformed",
+            });
+        }
+        return None;
+    }
+    let groups_ok = lower
+        .split(|c: char| !(c.is_ascii_digit() || c == '_'))
+        .filter(|group| !group.is_empty())
+        .all(underscores_ok);
+    if !groups_ok {
+        return Some("an underscore in a number must stand between two digits");
+    }
+    if kind == INT_NUMBER && lower.starts_with('0') && lower.chars().any(|c| matches!(c, '1'..='9')) {
+        return Some("leading zeros are not allowed in a decimal integer; write `0o17` for an octal number");
+    }
+    None
 }
 
 fn newline_len(text: &str) -> Option<usize> {
@@ -422,6 +495,56 @@ mod tests {
         let text = "x = (1 +\n  2) # c\n\n  \ty = 'a\\'b' \\\n + 3.5e-2j\n$";
         let total: u32 = lex(text).tokens.iter().map(|t| u32::from(t.len)).sum();
         assert_eq!(total as usize, text.len());
+    }
+
+    fn errors(text: &str) -> Vec<String> {
+        lex(text).errors.into_iter().map(|e| format!("{:?}: {}", e.range, e.message)).collect()
+    }
+
+    #[test]
+    fn python_accepts_these_and_so_does_the_lexer() {
+        for text in [
+            "\u{feff}x = 1\n",
+            "print(x, \"ab\\\r\ncd\")\r\n",
+            "x = 0x_1f + 0b1_0 + 0o7 + 00 + 0_0 + 1_000.000_1e1_0 + 1e-7 + .5 + 5.\n",
+            "\u{e9}t\u{e9} = 1\ne\u{301} = 2\n",
+            "if x:\n\tif y:\n\t\tz = 1\n",
+        ] {
+            assert_eq!(errors(text), Vec::<String>::new(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_numbers_are_errors() {
+        for text in ["0x", "0b2", "0o9", "1_", "1__0", "0777", "0_7", "1._5"] {
+            assert_eq!(errors(text).len(), 1, "{text}");
+        }
+    }
+
+    #[test]
+    fn identifiers_follow_unicode_xid() {
+        let res = kinds("x\u{b2} = 1");
+        assert_eq!(res[..2], [IDENT, ERROR_TOKEN]);
+    }
+
+    #[test]
+    fn tabs_and_spaces_must_order_lines_consistently() {
+        assert_eq!(
+            errors("def f(x):\n\ty = x\n        return y\n"),
+            ["17..25: inconsistent use of tabs and spaces in indentation"]
+        );
+    }
+
+    #[test]
+    fn a_dedent_to_an_unknown_level_is_reported_once() {
+        let text = "if x:\n        y = 1\n    z = 2\n    w = 3\nv = 4\n";
+        assert_eq!(errors(text), ["24..29: this line's indentation matches no enclosing block"]);
+        let res = kinds(text);
+        assert_eq!(
+            res.iter().filter(|k| **k == INDENT).count(),
+            res.iter().filter(|k| **k == DEDENT).count()
+        );
+        assert_eq!(res.iter().filter(|k| **k == INDENT).count(), 1);
     }
 
     #[test]

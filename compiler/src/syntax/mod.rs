@@ -8,6 +8,7 @@
 //! It is a pure function from text to `(tree, errors)`, and parsing never fails.
 
 pub mod ast;
+mod build;
 mod green;
 mod kind;
 pub mod lex;

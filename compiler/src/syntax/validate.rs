@@ -110,7 +110,8 @@ fn check_node(node: &SyntaxNode, in_function: bool) -> Option<Diagnostic> {
         DEFAULT_VALUE => unsupported(range, "default values", "pass every argument at each call"),
         KEYWORD_ARG => unsupported(range, "keyword arguments", "pass the argument by position"),
         NAMED_EXPR => unsupported(range, "assignment expressions (`:=`)", "bind the value with `=` on its own line"),
-        ATTR_EXPR if !is_assignment_target(node) => unsupported(
+        // One report per chain: `x.a.b` is one attribute access, not two.
+        ATTR_EXPR if !is_assignment_target(node) && !is_inside_attribute_chain(node) => unsupported(
             range,
             "attribute accesses (`x.y`)",
             "Weft values have no attributes; call a prelude function instead, such as `len(xs)`",
@@ -166,11 +167,13 @@ fn is_conditional(def: &SyntaxNode) -> bool {
 fn is_assignment_target(node: &SyntaxNode) -> bool {
     let Some(parent) = node.parent() else { return false };
     match parent.kind() {
-        ASSIGN_STMT => parent.children().last().as_ref() != Some(node),
-        AUG_ASSIGN_STMT | FOR_STMT | COMP_FOR => parent.first_child().as_ref() == Some(node),
         TUPLE_EXPR | PAREN_EXPR | LIST_EXPR => is_assignment_target(&parent),
-        _ => false,
+        _ => targets(&parent).contains(node),
     }
+}
+
+fn is_inside_attribute_chain(node: &SyntaxNode) -> bool {
+    node.parent().is_some_and(|parent| parent.kind() == ATTR_EXPR)
 }
 
 fn check_literal(node: &SyntaxNode) -> Option<Diagnostic> {
@@ -190,14 +193,22 @@ fn check_literal(node: &SyntaxNode) -> Option<Diagnostic> {
 }
 
 fn check_string(node: &SyntaxNode) -> Option<Diagnostic> {
-    let text = node.text().to_string();
-    let prefix: String =
-        text.chars().take_while(|c| c.is_ascii_alphabetic()).collect::<String>().to_ascii_lowercase();
+    // Adjacent literals concatenate, so every part's prefix counts: `"a" f"{x}"` is an f-string.
+    let prefixes: String = node
+        .children_with_tokens()
+        .filter_map(|element| element.into_token())
+        .filter(|token| token.kind() == STRING)
+        .flat_map(|token| {
+            let text = token.text();
+            let prefix_len = text.find(['"', '\'']).unwrap_or(0);
+            text[..prefix_len].to_ascii_lowercase().chars().collect::<Vec<_>>()
+        })
+        .collect();
     let range = node.text_range();
-    if prefix.contains('f') {
+    if prefixes.contains('f') {
         return unsupported(range, "f-strings", "pass the values to `print` as separate arguments");
     }
-    if prefix.contains('b') {
+    if prefixes.contains('b') {
         return unsupported(range, "bytes literals", "");
     }
     let parent = node.parent()?;
@@ -238,7 +249,9 @@ fn check_targets(node: &SyntaxNode) -> Option<Diagnostic> {
         let range = target.text_range();
         match target.kind() {
             NAME_REF | MISSING => {}
-            TUPLE_EXPR | PAREN_EXPR | LIST_EXPR if node.kind() != AUG_ASSIGN_STMT => {
+            // `(a) += 1` is valid Python; `(a, b) += 1` is not.
+            PAREN_EXPR => pending.extend(target.children().filter(|n| is_expression(n.kind()))),
+            TUPLE_EXPR | LIST_EXPR if node.kind() != AUG_ASSIGN_STMT => {
                 pending.extend(target.children().filter(|n| is_expression(n.kind())));
             }
             STAR_EXPR => {}
