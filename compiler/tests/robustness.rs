@@ -36,8 +36,33 @@ fn check_bounded(db: &mut Database, file: SourceFile, bytes: &[u8], origin: &str
     assert!(elapsed < TIME_BOUND, "the check took {elapsed:?} on {origin}; input: {text:?}");
 }
 
+/// Runs `test` on its own thread and fails if it has not finished within `limit`, so that a hang
+/// fails the test instead of stalling the suite.
+fn with_watchdog(limit: Duration, test: impl FnOnce() + Send + 'static) {
+    let (done, finished) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        test();
+        let _ = done.send(());
+    });
+    match finished.recv_timeout(limit) {
+        Ok(()) => worker.join().expect("the test thread finished"),
+        // The thread panicked: re-raise its panic with its message.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(worker.join().expect_err("a disconnected test thread panicked"))
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("the test did not finish within {limit:?}"),
+    }
+}
+
+/// The whole sweep, not one input: far above the few seconds it takes.
+const SWEEP_BOUND: Duration = Duration::from_secs(600);
+
 #[test]
 fn every_prefix_checks_without_panic() {
+    with_watchdog(SWEEP_BOUND, every_prefix);
+}
+
+fn every_prefix() {
     let mut db = Database::default();
     let file = SourceFile::new(&db, "prefix.weft".to_string(), String::new());
     let mut inputs = 0;
@@ -53,6 +78,10 @@ fn every_prefix_checks_without_panic() {
 
 #[test]
 fn random_mutations_check_without_panic() {
+    with_watchdog(SWEEP_BOUND, random_mutations);
+}
+
+fn random_mutations() {
     // Bytes that upset a Python parser most: brackets, layout, quotes, operators, invalid UTF-8.
     const INTERESTING: &[u8] = b"()[]{}:,;\n\r\t \\\"'#=+-*/%<>!@.0123456789_abcdefxyzjJeE\xff\xc3";
     let mut rng = fastrand::Rng::with_seed(SEED);
