@@ -49,7 +49,8 @@ impl<'db> Function<'db> {
 #[salsa::tracked(returns(ref))]
 pub fn file_functions(db: &dyn Db, file: SourceFile) -> Vec<Function<'_>> {
     let mut seen: std::collections::HashMap<String, u32> = Default::default();
-    parsed_file(db, file)
+    let parse = parsed_file(db, file);
+    parse
         .source_file()
         .functions()
         .map(|def| {
@@ -60,7 +61,7 @@ pub fn file_functions(db: &dyn Db, file: SourceFile) -> Vec<Function<'_>> {
                 file,
                 name,
                 *occurrence,
-                def.syntax().green().into_owned().into(),
+                parse.green.subtree(def.syntax().green().into_owned()),
                 def.syntax().text_range().start(),
             );
             *occurrence += 1;
@@ -127,11 +128,13 @@ pub fn function_signature<'db>(db: &'db dyn Db, function: Function<'db>) -> Sign
             Some(ParamSignature {
                 name: name.text(),
                 range: name.syntax().text_range(),
-                annotation: param.annotation().map(|a| a.syntax().green().into_owned().into()),
+                annotation: param
+                    .annotation()
+                    .map(|a| function.syntax(db).subtree(a.syntax().green().into_owned())),
             })
         })
         .collect();
-    let ret_annotation = def.ret_type().map(|t| t.syntax().green().into_owned().into());
+    let ret_annotation = def.ret_type().map(|t| function.syntax(db).subtree(t.syntax().green().into_owned()));
     Signature { name_range, params, ret_annotation }
 }
 
@@ -154,6 +157,6 @@ pub fn function_body<'db>(db: &'db dyn Db, function: Function<'db>) -> Body {
     let block = ast::FunctionDef::cast(node).and_then(|def| def.body());
     Body {
         offset: block.as_ref().map_or(0.into(), |b| b.syntax().text_range().start()),
-        block: block.map(|b| b.syntax().green().into_owned().into()),
+        block: block.map(|b| function.syntax(db).subtree(b.syntax().green().into_owned())),
     }
 }

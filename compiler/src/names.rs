@@ -75,7 +75,8 @@ pub fn function_names<'db>(db: &'db dyn Db, function: Function<'db>) -> NameReso
     let visible = |name: &str, _at: TextSize| {
         if top_level.contains(name) { TopLevelLookup::Visible } else { TopLevelLookup::Absent }
     };
-    let mut resolver = Resolver::new(&visible, top_level.iter().map(String::as_str).collect(), body.offset);
+    let top_level_list = || top_level.iter().map(String::as_str).collect();
+    let mut resolver = Resolver::new(&visible, &top_level_list, body.offset);
     let Some(block) = body.block_node() else { return resolver.finish() };
     resolver.scopes.push(Scope::default());
     for param in &signature.params {
@@ -103,7 +104,8 @@ pub fn top_level_statement_names(db: &dyn Db, file: SourceFile) -> NameResolutio
         Some(site) => TopLevelLookup::BoundLater(site.range),
         None => TopLevelLookup::Absent,
     };
-    let mut resolver = Resolver::new(&visible, first_binding.keys().copied().collect(), 0.into());
+    let top_level_list = || first_binding.keys().copied().collect();
+    let mut resolver = Resolver::new(&visible, &top_level_list, 0.into());
     resolver.walk(&root);
     resolver.finish()
 }
@@ -159,8 +161,8 @@ struct Resolver<'a> {
     bindings: Vec<Binding>,
     /// Whether a name is bound at the top level and visible at an offset.
     top_level: &'a dyn Fn(&str, TextSize) -> TopLevelLookup,
-    /// Every top-level name, for "did you mean" help.
-    top_level_names: Vec<&'a str>,
+    /// Every top-level name, for "did you mean" help; only asked for when a name is unknown.
+    top_level_names: &'a dyn Fn() -> Vec<&'a str>,
     /// Ranges of name references that bind rather than read.
     binding_sites: HashSet<TextRange>,
     /// Added to every range taken from the tree being walked.
@@ -183,7 +185,7 @@ fn is_top_level(def: &SyntaxNode) -> bool {
 impl<'a> Resolver<'a> {
     fn new(
         top_level: &'a dyn Fn(&str, TextSize) -> TopLevelLookup,
-        top_level_names: Vec<&'a str>,
+        top_level_names: &'a dyn Fn() -> Vec<&'a str>,
         base: TextSize,
     ) -> Self {
         Resolver {
@@ -405,7 +407,7 @@ impl<'a> Resolver<'a> {
             .iter()
             .filter(|s| !s.outer_range.is_some_and(|outer| outer.contains_range(range)))
             .flat_map(|s| s.names.keys().map(String::as_str))
-            .chain(self.top_level_names.iter().copied())
+            .chain((self.top_level_names)())
             .chain(PRELUDE_NAMES.iter().copied());
         match closest_name(name, candidates) {
             Some(close) => diagnostic.with_help(format!("did you mean `{close}`?")),

@@ -20,11 +20,15 @@ pub(crate) struct TreeBuilder {
     parents: Vec<(SyntaxKind, usize)>,
     /// Finished children of the open nodes, innermost last.
     children: Vec<NodeOrToken<GreenNode, GreenToken>>,
+    /// The height of each entry of `children` (a token is 0), so that the finished tree knows
+    /// how deep it is.
+    heights: Vec<u32>,
 }
 
 impl TreeBuilder {
     pub(crate) fn token(&mut self, kind: SyntaxKind, text: &str) {
         self.children.push(NodeOrToken::Token(GreenToken::new(kind.into(), text)));
+        self.heights.push(0);
     }
 
     pub(crate) fn start_node(&mut self, kind: SyntaxKind) {
@@ -45,13 +49,16 @@ impl TreeBuilder {
     pub(crate) fn finish_node(&mut self) {
         let (kind, first) = self.parents.pop().expect("finish_node matches a start_node");
         let node = GreenNode::new(kind.into(), self.children.drain(first..));
+        let height = 1 + self.heights.drain(first..).max().unwrap_or(0);
         self.children.push(NodeOrToken::Node(node));
+        self.heights.push(height);
     }
 
-    pub(crate) fn finish(mut self) -> GreenNode {
+    /// The root and the tree's height.
+    pub(crate) fn finish(mut self) -> (GreenNode, u32) {
         assert!(self.parents.is_empty(), "every node was finished");
-        match self.children.pop() {
-            Some(NodeOrToken::Node(root)) if self.children.is_empty() => root,
+        match (self.children.pop(), self.heights.pop()) {
+            (Some(NodeOrToken::Node(root)), Some(height)) if self.children.is_empty() => (root, height),
             _ => panic!("the builder holds exactly one root node"),
         }
     }

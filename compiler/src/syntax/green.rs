@@ -1,8 +1,10 @@
-//! `Green`: an owned green tree (rowan's `GreenNode`) that frees itself without recursion.
+//! `Green`: an owned green tree (rowan's `GreenNode`) that is safe to free and compare however
+//! deep it is.
 //!
 //! A left-nested chain such as `x + x + ... + x` is as deep as it is long, and rowan frees a tree
 //! recursively, so dropping a long chain would overflow a thread's stack. Every green node Weft
-//! stores is a `Green`, whose `Drop` walks the tree with an explicit stack instead.
+//! stores is a `Green`. A deep one frees itself with an explicit stack; a shallow one (almost
+//! every real program) lets rowan free it, which is cheaper than visiting every node.
 
 use std::ops::Deref;
 
@@ -11,7 +13,14 @@ use rowan::{GreenNode, GreenNodeData, NodeOrToken};
 /// Equality is structural and, like `Drop`, iterative: salsa compares a function's new tree with
 /// its old one on every edit, and rowan's own comparison recurses as deep as the tree.
 #[derive(Debug, Clone)]
-pub struct Green(Option<GreenNode>);
+pub struct Green {
+    node: Option<GreenNode>,
+    /// Whether the tree may be too deep for rowan's recursive drop.
+    deep: bool,
+}
+
+/// Trees at most this tall are freed by rowan's recursion: far below any thread's stack.
+const SHALLOW_HEIGHT: u32 = 1_000;
 
 impl PartialEq for Green {
     fn eq(&self, other: &Green) -> bool {
@@ -49,14 +58,14 @@ impl std::hash::Hash for Green {
 }
 
 impl Green {
-    pub fn new(node: GreenNode) -> Green {
-        Green(Some(node))
+    /// A tree of the given height, as the builder measured it.
+    pub fn new(node: GreenNode, height: u32) -> Green {
+        Green { node: Some(node), deep: height > SHALLOW_HEIGHT }
     }
-}
 
-impl From<GreenNode> for Green {
-    fn from(node: GreenNode) -> Green {
-        Green::new(node)
+    /// A subtree of this tree, which is at most as deep.
+    pub fn subtree(&self, node: GreenNode) -> Green {
+        Green { node: Some(node), deep: self.deep }
     }
 }
 
@@ -64,13 +73,16 @@ impl Deref for Green {
     type Target = GreenNode;
 
     fn deref(&self) -> &GreenNode {
-        self.0.as_ref().expect("a Green is emptied only by its own drop")
+        self.node.as_ref().expect("a Green is emptied only by its own drop")
     }
 }
 
 impl Drop for Green {
     fn drop(&mut self) {
-        let Some(root) = self.0.take() else { return };
+        if !self.deep {
+            return;
+        }
+        let Some(root) = self.node.take() else { return };
         // Holding a clone of every child keeps a node's own drop from reaching its children:
         // each node is freed alone, at the top of this loop.
         let mut pending = vec![root];

@@ -49,7 +49,8 @@ pub fn parse(text: &str) -> Parse {
     let Parser { builder, mut errors, .. } = parser;
     errors.sort_by_key(|e| (e.range.start(), e.range.end()));
     errors.dedup_by_key(|e| e.range.start());
-    Parse { green: Green::new(builder.finish()), errors }
+    let (root, height) = builder.finish();
+    Parse { green: Green::new(root, height), errors }
 }
 
 /// Beyond this nesting of brackets (and of the other recursive expression forms) the parser
