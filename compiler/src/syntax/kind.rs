@@ -254,6 +254,7 @@ impl SyntaxKind {
             EQ => "`=`",
             ARROW => "`->`",
             IN_KW => "`in`",
+            ELSE_KW => "`else`",
             ERROR_TOKEN => "an invalid character",
             _ => "a token",
         }
