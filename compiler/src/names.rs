@@ -25,7 +25,7 @@ use crate::items::{Function, function_body, function_signature};
 use crate::parsed::parsed_file;
 use crate::prelude::{PRELUDE_NAMES, is_prelude_name};
 use crate::syntax::ast::{self, AstNode, is_expression, targets};
-use crate::syntax::{SyntaxKind::*, SyntaxNode};
+use crate::syntax::{SyntaxKind::*, SyntaxNode, identifier_key};
 
 /// What a name read refers to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -252,7 +252,7 @@ impl<'a> Resolver<'a> {
     fn enter_nested_function(&mut self, def: &SyntaxNode) {
         if let Some(name) = def.children().find(|n| n.kind() == NAME).filter(|n| !n.text().is_empty()) {
             let range = self.range(&name);
-            self.bind(name.text().to_string(), range, BindingKind::NestedFunction);
+            self.bind(identifier_key(&name.text().to_string()), range, BindingKind::NestedFunction);
         }
         self.scopes.push(Scope { is_function: true, ..Scope::default() });
         self.bind_params(def);
@@ -284,7 +284,7 @@ impl<'a> Resolver<'a> {
                 }
                 // Top-level bindings belong to the file's scope, which `top_level` describes.
                 if !self.scopes.is_empty() {
-                    self.bind(name_ref.text().to_string(), range, kind);
+                    self.bind(identifier_key(&name_ref.text().to_string()), range, kind);
                 }
             }
         }
@@ -323,7 +323,7 @@ impl<'a> Resolver<'a> {
             return;
         }
         let Some(token) = node.first_token() else { return };
-        let read = PendingRead { name: token.text().to_string(), range, at_call_time: false };
+        let read = PendingRead { name: identifier_key(token.text()), range, at_call_time: false };
         self.defer(read, self.scopes.len());
     }
 
@@ -483,7 +483,7 @@ fn collect_bindings(root: &SyntaxNode) -> Vec<BindingSite> {
                     node.children().find(|n| n.kind() == NAME).filter(|n| !n.text().is_empty())
                 {
                     res.push(BindingSite {
-                        name: name.text().to_string(),
+                        name: identifier_key(&name.text().to_string()),
                         range: name.text_range(),
                         available_from: node.text_range().start(),
                     });
@@ -502,7 +502,7 @@ fn collect_bindings(root: &SyntaxNode) -> Vec<BindingSite> {
                         _ => node.text_range().end(),
                     };
                     res.extend(target_names(&target).into_iter().map(|name_ref| BindingSite {
-                        name: name_ref.text().to_string(),
+                        name: identifier_key(&name_ref.text().to_string()),
                         range: name_ref.text_range(),
                         available_from,
                     }));
@@ -698,5 +698,17 @@ mod tests {
         let file = SourceFile::new(&db, "test.weft".to_string(), text.to_string());
         let helps: Vec<Option<String>> = file_diagnostics(&db, file).iter().map(|d| d.help.clone()).collect();
         assert_eq!(helps, [Some("did you mean `compute_total`?".to_string())]);
+    }
+
+    #[test]
+    fn names_are_compared_after_nfkc_normalisation() {
+        check(
+            "\u{fb01} = 1\nprint(fi)\n",
+            expect![[r#"
+                print@8 -> Prelude
+                fi@14 -> TopLevel
+                diagnostics: []
+            "#]],
+        );
     }
 }

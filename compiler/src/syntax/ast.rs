@@ -144,14 +144,16 @@ impl Name {
         self.syntax.first_token().filter(|t| t.kind() == IDENT)
     }
 
+    /// The name, NFKC-normalised as Python compares names.
     pub fn text(&self) -> String {
-        self.ident().map(|t| t.text().to_string()).unwrap_or_default()
+        self.ident().map(|t| super::identifier_key(t.text())).unwrap_or_default()
     }
 }
 
 impl NameRef {
+    /// The name, NFKC-normalised as Python compares names.
     pub fn text(&self) -> String {
-        self.syntax.first_token().map(|t| t.text().to_string()).unwrap_or_default()
+        self.syntax.first_token().map(|t| super::identifier_key(t.text())).unwrap_or_default()
     }
 }
 

@@ -20,6 +20,13 @@ pub use kind::SyntaxKind;
 pub use parse::{Parse, SyntaxError, parse};
 pub use rowan::{GreenNode, TextRange, TextSize};
 
+/// The name an identifier spells, as Python compares names: NFKC-normalised, so that `ﬁ` and
+/// `fi` are one name. ASCII names, nearly all of them, are returned as they are.
+pub fn identifier_key(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    if text.is_ascii() { text.to_string() } else { text.nfkc().collect() }
+}
+
 /// The rowan language tag for Weft trees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum WeftLanguage {}

@@ -512,34 +512,42 @@ impl<'t> Parser<'t> {
 
     /// Parameters up to `end` (`)` for a def, `:` for a lambda).
     fn params(&mut self, end: SyntaxKind, annotated: bool) {
+        // CPython's ordering rules, so that Weft calls a syntax error what CPython does.
+        let (mut seen_default, mut seen_star, mut seen_double_star) = (false, false, false);
         while !self.at_any(&[end, NEWLINE, EOF]) {
+            if seen_double_star && !self.at(COMMA) {
+                self.error_here("a parameter cannot follow `**kwargs`");
+            }
             match self.current() {
-                IDENT => self.node(PARAM, |p| {
-                    p.name();
-                    if annotated && p.at(COLON) {
-                        p.node(TYPE_ANNOTATION, |p| {
-                            p.bump();
-                            p.nested(Self::expr);
-                        });
+                IDENT => {
+                    let name_range = self.current_range();
+                    let has_default = self.param(annotated);
+                    if seen_default && !has_default && !seen_star {
+                        self.error_at(
+                            name_range,
+                            "a parameter without a default cannot follow one with a default",
+                        );
                     }
-                    if p.at(EQ) {
-                        p.node(DEFAULT_VALUE, |p| {
-                            p.bump();
-                            p.nested(Self::expr);
-                        });
-                    }
-                }),
-                STAR | STAR2 if self.nth(1) == IDENT => self.node(STAR_PARAM, |p| {
-                    p.bump();
-                    p.name();
-                    if annotated && p.at(COLON) {
-                        p.node(TYPE_ANNOTATION, |p| {
-                            p.bump();
-                            p.nested(Self::expr);
-                        });
-                    }
-                }),
-                STAR | SLASH => self.node(PARAM_MARKER, Self::bump),
+                    seen_default |= has_default;
+                }
+                STAR | STAR2 if self.nth(1) == IDENT => {
+                    seen_star = true;
+                    seen_double_star |= self.at(STAR2);
+                    self.node(STAR_PARAM, |p| {
+                        p.bump();
+                        p.name();
+                        if annotated && p.at(COLON) {
+                            p.node(TYPE_ANNOTATION, |p| {
+                                p.bump();
+                                p.nested(Self::expr);
+                            });
+                        }
+                    });
+                }
+                STAR | SLASH => {
+                    seen_star |= self.at(STAR);
+                    self.node(PARAM_MARKER, Self::bump);
+                }
                 R_PAREN | R_BRACK | R_BRACE => break,
                 _ => {
                     let message = format!("expected a parameter, found {}", self.found());
@@ -554,6 +562,28 @@ impl<'t> Parser<'t> {
                 break;
             }
         }
+    }
+
+    /// One named parameter; says whether it has a default value.
+    fn param(&mut self, annotated: bool) -> bool {
+        let mut has_default = false;
+        self.node(PARAM, |p| {
+            p.name();
+            if annotated && p.at(COLON) {
+                p.node(TYPE_ANNOTATION, |p| {
+                    p.bump();
+                    p.nested(Self::expr);
+                });
+            }
+            if p.at(EQ) {
+                has_default = true;
+                p.node(DEFAULT_VALUE, |p| {
+                    p.bump();
+                    p.nested(Self::expr);
+                });
+            }
+        });
+        has_default
     }
 
     fn name(&mut self) {
@@ -1043,8 +1073,17 @@ impl<'t> Parser<'t> {
     fn arg_list(&mut self) {
         self.node(ARG_LIST, |p| {
             let opening = p.bump_opening();
+            let mut seen_keyword = false;
             while !p.at_any(&[R_PAREN, NEWLINE, EOF]) {
+                let start = p.current_range().start();
+                let keyword = p.at(STAR2) || (p.at(IDENT) && p.nth(1) == EQ);
+                let positional = !keyword && !p.at(STAR);
                 p.argument();
+                if seen_keyword && positional {
+                    let range = TextRange::new(start, p.previous_end().max(start));
+                    p.error_at(range, "a positional argument cannot follow a keyword argument");
+                }
+                seen_keyword |= keyword;
                 if !p.eat(COMMA) {
                     break;
                 }
