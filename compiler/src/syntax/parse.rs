@@ -818,55 +818,47 @@ impl<'t> Parser<'t> {
 
     /// `a, b` without brackets: a tuple, as after `return` or on the right of `=`.
     fn star_expr_list(&mut self) {
-        let checkpoint = self.checkpoint();
-        self.star_or_expr();
-        if self.at(COMMA) {
-            self.start_node_at(checkpoint, TUPLE_EXPR);
-            while self.eat(COMMA) {
-                if !self.at_expr_start() {
-                    break;
-                }
-                self.star_or_expr();
-            }
-            self.finish_node();
-        }
+        self.bare_tuple(Self::star_or_expr);
     }
 
     /// Targets of `for` and comprehensions, which stop before `in`.
     fn target_list(&mut self) {
+        self.bare_tuple(Self::target);
+    }
+
+    /// `element`, or several separated by commas, which make a tuple.
+    fn bare_tuple(&mut self, element: fn(&mut Self)) {
         let checkpoint = self.checkpoint();
-        self.target();
+        element(self);
         if self.at(COMMA) {
             self.start_node_at(checkpoint, TUPLE_EXPR);
             while self.eat(COMMA) {
                 if !self.at_expr_start() {
                     break;
                 }
-                self.target();
+                element(self);
             }
             self.finish_node();
         }
     }
 
+    /// A target: an expression without comparisons (so that it stops before `in`), maybe starred.
     fn target(&mut self) {
-        if self.at(STAR) {
-            self.node(STAR_EXPR, |p| {
-                p.bump();
-                p.binary(0);
-            });
-        } else {
-            self.binary(0);
-        }
+        self.maybe_starred(|p| p.binary(0));
     }
 
     fn star_or_expr(&mut self) {
+        self.maybe_starred(Self::expr);
+    }
+
+    fn maybe_starred(&mut self, plain: fn(&mut Self)) {
         if self.at(STAR) {
             self.node(STAR_EXPR, |p| {
                 p.bump();
                 p.binary(0);
             });
         } else {
-            self.expr();
+            plain(self);
         }
     }
 
