@@ -225,7 +225,7 @@ impl<'a> Resolver<'a> {
                     self.bind_params(&node);
                 }
                 // Rejected constructs: validation reported them, and their names mean nothing.
-                CLASS_DEF | TRY_STMT | WITH_STMT | IMPORT_STMT | MATCH_STMT | RAISE_STMT | DECORATOR => {
+                kind if ast::is_rejected_block(kind) || matches!(kind, RAISE_STMT | DECORATOR) => {
                     preorder.skip_subtree()
                 }
                 LIST_COMP | GENERATOR_EXP | SET_COMP | DICT_COMP => self.enter_comprehension(&node),
@@ -250,9 +250,9 @@ impl<'a> Resolver<'a> {
     }
 
     fn enter_nested_function(&mut self, def: &SyntaxNode) {
-        if let Some(name) = def.children().find(|n| n.kind() == NAME).filter(|n| !n.text().is_empty()) {
-            let range = self.range(&name);
-            self.bind(identifier_key(&name.text().to_string()), range, BindingKind::NestedFunction);
+        if let Some(name) = def_name(def) {
+            let range = self.range(name.syntax());
+            self.bind(name.text(), range, BindingKind::NestedFunction);
         }
         self.scopes.push(Scope { is_function: true, ..Scope::default() });
         self.bind_params(def);
@@ -278,13 +278,13 @@ impl<'a> Resolver<'a> {
         let also_read = node.kind() == AUG_ASSIGN_STMT;
         for target in targets(node) {
             for name_ref in target_names(&target) {
-                let range = self.range(&name_ref);
+                let range = self.range(name_ref.syntax());
                 if !also_read {
                     self.binding_sites.insert(range);
                 }
                 // Top-level bindings belong to the file's scope, which `top_level` describes.
                 if !self.scopes.is_empty() {
-                    self.bind(identifier_key(&name_ref.text().to_string()), range, kind);
+                    self.bind(name_ref.text(), range, kind);
                 }
             }
         }
@@ -454,20 +454,25 @@ fn param_names(owner: &SyntaxNode) -> Vec<(String, TextRange)> {
 
 /// The name references a target binds: `x`, or each name in `a, (b, c)`. Indexes and attributes
 /// bind nothing (validation rejects them).
-fn target_names(target: &SyntaxNode) -> Vec<SyntaxNode> {
+fn target_names(target: &SyntaxNode) -> Vec<ast::NameRef> {
     let mut res = Vec::new();
     let mut pending = vec![target.clone()];
     while let Some(node) = pending.pop() {
         match node.kind() {
-            NAME_REF => res.push(node),
+            NAME_REF => res.extend(ast::NameRef::cast(node)),
             TUPLE_EXPR | PAREN_EXPR | LIST_EXPR | STAR_EXPR => {
                 pending.extend(node.children().filter(|n| is_expression(n.kind())))
             }
             _ => {}
         }
     }
-    res.sort_by_key(|n| n.text_range().start());
+    res.sort_by_key(|n| n.syntax().text_range().start());
     res
+}
+
+/// The name a `def` binds, unless it is missing.
+fn def_name(def: &SyntaxNode) -> Option<ast::Name> {
+    ast::FunctionDef::cast(def.clone())?.name().filter(|name| name.ident().is_some())
 }
 
 /// Every name the top level binds, with where it becomes visible. Functions, lambdas and
@@ -479,19 +484,17 @@ fn collect_bindings(root: &SyntaxNode) -> Vec<BindingSite> {
         let WalkEvent::Enter(node) = event else { continue };
         match node.kind() {
             FUNCTION_DEF => {
-                if let Some(name) =
-                    node.children().find(|n| n.kind() == NAME).filter(|n| !n.text().is_empty())
-                {
+                if let Some(name) = def_name(&node) {
                     res.push(BindingSite {
-                        name: identifier_key(&name.text().to_string()),
-                        range: name.text_range(),
+                        name: name.text(),
+                        range: name.syntax().text_range(),
                         available_from: node.text_range().start(),
                     });
                 }
                 preorder.skip_subtree();
             }
             LAMBDA_EXPR | LIST_COMP | GENERATOR_EXP | SET_COMP | DICT_COMP => preorder.skip_subtree(),
-            CLASS_DEF | TRY_STMT | WITH_STMT | IMPORT_STMT | MATCH_STMT => preorder.skip_subtree(),
+            kind if ast::is_rejected_block(kind) => preorder.skip_subtree(),
             ASSIGN_STMT | AUG_ASSIGN_STMT | FOR_STMT => {
                 // A loop's target is bound after its iterable is evaluated, before the body runs.
                 let iterable = node.children().filter(|n| is_expression(n.kind())).nth(1);
@@ -502,8 +505,8 @@ fn collect_bindings(root: &SyntaxNode) -> Vec<BindingSite> {
                         _ => node.text_range().end(),
                     };
                     res.extend(target_names(&target).into_iter().map(|name_ref| BindingSite {
-                        name: identifier_key(&name_ref.text().to_string()),
-                        range: name_ref.text_range(),
+                        name: name_ref.text(),
+                        range: name_ref.syntax().text_range(),
                         available_from,
                     }));
                 }

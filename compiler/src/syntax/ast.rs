@@ -360,6 +360,11 @@ pub fn targets(node: &SyntaxNode) -> Vec<SyntaxNode> {
     exprs
 }
 
+/// Rejected statements reported once, as a whole: later passes do not look inside them.
+pub fn is_rejected_block(kind: SyntaxKind) -> bool {
+    matches!(kind, CLASS_DEF | TRY_STMT | WITH_STMT | IMPORT_STMT | MATCH_STMT)
+}
+
 pub fn is_statement(kind: SyntaxKind) -> bool {
     matches!(
         kind,

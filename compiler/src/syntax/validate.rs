@@ -10,7 +10,7 @@
 
 use rowan::{TextRange, WalkEvent};
 
-use super::ast::{is_expression, targets};
+use super::ast::{is_expression, is_rejected_block, targets};
 use super::{SyntaxKind::*, SyntaxNode};
 use crate::diagnostics::{Code, Diagnostic};
 
@@ -33,8 +33,8 @@ pub fn validate(root: &SyntaxNode) -> Vec<Diagnostic> {
         }
         let in_function = function_depth > 0;
         if let Some(diagnostic) = check_node(&node, in_function) {
-            let skip = matches!(diagnostic.code, Code::UnsupportedConstruct)
-                && matches!(node.kind(), CLASS_DEF | TRY_STMT | WITH_STMT | IMPORT_STMT | MATCH_STMT);
+            let skip =
+                matches!(diagnostic.code, Code::UnsupportedConstruct) && is_rejected_block(node.kind());
             res.push(diagnostic);
             if skip {
                 // Everything inside a rejected class or `try` would only repeat the point.
