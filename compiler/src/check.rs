@@ -17,6 +17,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         res.extend(names.diagnostics.iter().map(|d| d.clone().shifted(offset)));
     }
     res.extend(top_level_statement_names(db, file).diagnostics.iter().cloned());
+    res.extend(crate::infer::file_type_diagnostics(db, file));
     res.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     res
 }

@@ -40,6 +40,12 @@ macro_rules! codes {
                 }
             }
 
+            /// Whether the code is a run-time error (E04xx), which executors report rather than
+            /// `weft check`.
+            pub fn is_run_time(self) -> bool {
+                self.as_str().starts_with("E04")
+            }
+
             pub fn severity(self) -> Severity {
                 match self {
                     $(Code::$variant => Severity::$severity,)*
@@ -73,6 +79,53 @@ codes! {
     DuplicateDefinition = ("E0201", "duplicate-definition", Error),
     /// A local binding that is never read.
     UnusedName = ("W0202", "unused-name", Warning),
+    /// A read where the name is not bound on every path that reaches it.
+    PossiblyUnbound = ("E0204", "possibly-unbound", Error),
+    /// A path through a function that ends without `return`.
+    MissingReturn = ("E0205", "missing-return", Error),
+
+    // Types.
+    /// Two types that must be equal are not, or a type lacks an operation (`bool + bool`).
+    TypeMismatch = ("E0300", "type-mismatch", Error),
+    /// A function stored in a sequence or a tuple.
+    FunctionInData = ("E0301", "function-in-data", Error),
+    /// A call with the wrong number of arguments, or a call of something that is not a function.
+    WrongArity = ("E0302", "wrong-arity", Error),
+    /// A function value Weft cannot resolve at compile time: returned, chosen by a conditional,
+    /// or an overloaded prelude function passed as a value.
+    UnsupportedFunctionValue = ("E0303", "unsupported-function-value", Error),
+    /// A tuple indexed by something other than an in-range integer literal.
+    InvalidTupleIndex = ("E0304", "invalid-tuple-index", Error),
+    /// An integer literal that does not fit its type.
+    LiteralOutOfRange = ("E0305", "literal-out-of-range", Error),
+    /// `return` inside a loop body (loops only rebind names).
+    ReturnInLoop = ("E0306", "return-in-loop", Error),
+    /// A type that would contain itself (`x = [x]`).
+    InfiniteType = ("E0307", "infinite-type", Error),
+    /// A string where Weft has no strings, or a `load_*` path that is not a string literal.
+    InvalidString = ("E0308", "invalid-string", Error),
+
+    // Run time: reported by the executors (`weft run`), never by `weft check`.
+    /// `xs[i]`, or an index of `gather` or `scatter`, outside the sequence.
+    IndexOutOfRange = ("E0400", "index-out-of-range", Error),
+    /// Integer `/`, `//` or `%` by zero.
+    DivisionByZero = ("E0401", "division-by-zero", Error),
+    /// A failed `assert`.
+    AssertionFailed = ("E0402", "assertion-failed", Error),
+    /// Sequences of different lengths where equal ones are needed (`map`, `zip`, ...).
+    LengthMismatch = ("E0403", "length-mismatch", Error),
+    /// `min`, `max`, `argmin` or `argmax` of an empty sequence.
+    EmptySequence = ("E0404", "empty-sequence", Error),
+    /// `permute` indexes that are not a permutation.
+    NotAPermutation = ("E0405", "not-a-permutation", Error),
+    /// A step of 0, a negative count, shift or integer exponent, `random_i32` with `lo >= hi`.
+    InvalidArgument = ("E0406", "invalid-argument", Error),
+    /// `load_npy` or `load_csv`: a missing file, a bad format or an unsupported dtype.
+    DataLoadError = ("E0407", "data-load-error", Error),
+    /// `i64` or `f64` on a GPU without them.
+    UnsupportedOnDevice = ("E0408", "unsupported-on-device", Error),
+    /// Out of memory, or recursion too deep.
+    ResourceExhausted = ("E0409", "resource-exhausted", Error),
 }
 
 impl fmt::Display for Code {

@@ -10,14 +10,20 @@
 //! protocol, and returns values plus diagnostics rather than printing.
 
 pub mod check;
+pub mod core;
 pub mod db;
 pub mod diagnostics;
+pub mod flow;
+pub mod hir;
+pub mod infer;
+pub mod interp;
 pub mod items;
 pub mod line_index;
 pub mod names;
 pub mod parsed;
 pub mod prelude;
 pub mod syntax;
+pub mod types;
 
 pub use check::{decode_source, file_diagnostics};
 pub use db::{Database, Db, SourceFile};
