@@ -2,11 +2,14 @@
 //! nothing here knows how Weft is compiled.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use weft_compiler::check::{CheckConfig, OutputFormat, check_sources};
+use weft_compiler::diagnostics::render_text;
+use weft_compiler::driver::{self, Backend, RunError};
+use weft_compiler::{Diagnostic, SourceFile, interp};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -33,6 +36,32 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Compile a file and run its top-level statements.
+    Run {
+        /// The `.weft` file to run.
+        file: PathBuf,
+        /// Which executor runs it.
+        #[arg(long, value_enum)]
+        backend: Option<BackendArg>,
+    },
+    /// Compiler developer tools.
+    Dev {
+        /// Print the program after this pass.
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(driver::PASSES))]
+        after: String,
+        /// The `.weft` file.
+        file: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BackendArg {
+    /// The reference interpreter: nested semantics, no flattening.
+    Interp,
+    /// The flattened CPU executor.
+    Cpu,
+    /// The GPU executor.
+    Gpu,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -48,7 +77,103 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { files, format } => check(&files, format),
+        Command::Run { file, backend } => run(&file, backend),
+        Command::Dev { after, file } => dev(&file, &after),
     }
+}
+
+/// Colour only for a person at a terminal, and never when NO_COLOR is set (no-color.org).
+fn use_color(stream: &impl IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Reads a source file into a fresh database; a read failure is a usage error.
+fn load(path: &Path) -> Result<(weft_compiler::Database, SourceFile), ExitCode> {
+    let bytes = std::fs::read(path).map_err(|error| {
+        eprintln!("error: cannot read {}: {error}", path.display());
+        ExitCode::from(USAGE_ERROR)
+    })?;
+    let (text, utf8_error) = weft_compiler::decode_source(&bytes);
+    let db = weft_compiler::Database::default();
+    let file = SourceFile::new(&db, path.display().to_string(), text);
+    if let Some(error) = utf8_error {
+        report(&db, file, &[error]);
+        return Err(ExitCode::from(1));
+    }
+    Ok((db, file))
+}
+
+fn report(db: &weft_compiler::Database, file: SourceFile, diagnostics: &[Diagnostic]) {
+    let text = render_text(diagnostics, file.path(db), file.text(db), use_color(&std::io::stderr()));
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+/// Prints to stdout and reads data files relative to the working directory.
+struct StdoutHost {
+    out: std::io::BufWriter<std::io::Stdout>,
+}
+
+impl interp::Host for StdoutHost {
+    fn print(&mut self, line: &str) {
+        let _ = self.out.write_all(line.as_bytes());
+    }
+
+    fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+}
+
+fn run(path: &Path, backend: Option<BackendArg>) -> ExitCode {
+    let backend = match backend {
+        Some(BackendArg::Interp) => Backend::Interp,
+        None => {
+            eprintln!("weft: running on the reference interpreter (the cpu and gpu executors are not built yet)");
+            Backend::Interp
+        }
+        Some(BackendArg::Cpu | BackendArg::Gpu) => {
+            eprintln!("error: the cpu and gpu executors are not built yet; use --backend interp");
+            return ExitCode::from(USAGE_ERROR);
+        }
+    };
+    let (db, file) = match load(path) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let mut host = StdoutHost { out: std::io::BufWriter::new(std::io::stdout()) };
+    let result = driver::run(&db, file, backend, &mut host);
+    let _ = host.out.flush();
+    let code = match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(RunError::Compile(diagnostics)) => {
+            report(&db, file, &diagnostics);
+            ExitCode::from(1)
+        }
+        Err(RunError::Runtime(diagnostic)) => {
+            report(&db, file, &[diagnostic]);
+            ExitCode::from(1)
+        }
+    };
+    std::mem::forget(db);
+    code
+}
+
+fn dev(path: &Path, pass: &str) -> ExitCode {
+    let (db, file) = match load(path) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let code = match driver::dump_after(&db, file, pass) {
+        Ok(text) => {
+            let _ = std::io::stdout().write_all(text.as_bytes());
+            ExitCode::SUCCESS
+        }
+        Err(diagnostics) => {
+            report(&db, file, &diagnostics);
+            ExitCode::from(1)
+        }
+    };
+    std::mem::forget(db);
+    code
 }
 
 fn check(files: &[PathBuf], format: Format) -> ExitCode {
@@ -66,8 +191,7 @@ fn check(files: &[PathBuf], format: Format) -> ExitCode {
         Format::Text => OutputFormat::Text,
         Format::Json => OutputFormat::Json,
     };
-    // Colour only for a person at a terminal, and never when NO_COLOR is set (no-color.org).
-    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let color = use_color(&std::io::stdout());
     let config = CheckConfig { format, color };
     let db = weft_compiler::Database::default();
     let report = check_sources(&db, &sources, config);

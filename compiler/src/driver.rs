@@ -1,0 +1,84 @@
+//! What `weft run` and `weft dev` do, as library calls: compile a file to the core, run it on
+//! an executor, or show the program after a pass. Front ends supply the IO (`interp::Host`).
+
+use std::fmt::Write as _;
+
+use crate::check::file_diagnostics;
+use crate::db::{Db, SourceFile};
+use crate::diagnostics::Diagnostic;
+use crate::infer::{function_types, top_level_types};
+use crate::items::file_functions;
+use crate::{core, hir, interp, mono};
+
+/// The executors `weft run` can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Interp,
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    /// The program does not compile: every diagnostic (warnings included).
+    Compile(Vec<Diagnostic>),
+    /// The program stopped with a run-time error.
+    Runtime(Diagnostic),
+}
+
+/// The core program of a file, or its diagnostics if any is an error.
+pub fn compile(db: &dyn Db, file: SourceFile) -> Result<&core::Program, Vec<Diagnostic>> {
+    let diagnostics = file_diagnostics(db, file);
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return Err(diagnostics.clone());
+    }
+    mono::core_program(db, file).as_ref().map_err(Clone::clone)
+}
+
+/// Compiles and runs a file's top-level statements.
+pub fn run<H: interp::Host + Send>(db: &dyn Db, file: SourceFile, backend: Backend, host: &mut H) -> Result<(), RunError> {
+    let program = compile(db, file).map_err(RunError::Compile)?;
+    match backend {
+        Backend::Interp => interp::run_with_big_stack(program, host).map_err(RunError::Runtime),
+    }
+}
+
+/// The passes `weft dev --after` can show.
+pub const PASSES: &[&str] = &["parse", "hir", "types", "core"];
+
+/// The program as it is after `pass`, as text.
+pub fn dump_after(db: &dyn Db, file: SourceFile, pass: &str) -> Result<String, Vec<Diagnostic>> {
+    match pass {
+        "parse" => Ok(crate::syntax::debug_tree(&crate::parsed::parsed_file(db, file).syntax())),
+        "hir" => {
+            let mut out = String::new();
+            for function in file_functions(db, file) {
+                let _ = writeln!(out, "{:#?}", hir::function_hir(db, *function));
+            }
+            let _ = writeln!(out, "{:#?}", hir::top_level_hir(db, file));
+            Ok(out)
+        }
+        "types" => Ok(types_summary(db, file)),
+        "core" => compile(db, file).map(|program| program.to_string()),
+        _ => Ok(String::new()),
+    }
+}
+
+/// Each function's type scheme, then each top-level binding's type.
+fn types_summary(db: &dyn Db, file: SourceFile) -> String {
+    let mut out = String::new();
+    for function in file_functions(db, file) {
+        let _ = writeln!(out, "def {}: {}", function.name(db), function_types(db, *function).scheme);
+    }
+    let main = hir::top_level_hir(db, file);
+    let types = &top_level_types(db, file).main;
+    for (id, local) in main.locals.iter().enumerate() {
+        if local.scope == 0 {
+            let ty = match types.scheme_of(id as u32) {
+                Some(scheme) => scheme.to_string(),
+                None => types.local(id as u32).to_string(),
+            };
+            let _ = writeln!(out, "{}: {ty}", local.name);
+        }
+    }
+    out
+}
