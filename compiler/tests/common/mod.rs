@@ -3,6 +3,8 @@
 // Each test crate compiles this module and uses only part of it.
 #![allow(dead_code)]
 
+pub mod differential;
+
 use std::path::{Path, PathBuf};
 
 /// Every directory of Weft programs, relative to the workspace root.

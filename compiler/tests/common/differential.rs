@@ -1,0 +1,149 @@
+//! The differential harness: run a Weft program on an executor and compare two outputs token by
+//! token. Every executor plugs in here; the reference is CPython running the program through
+//! the prelude shim (`tests/python/prelude.py`), which nobody here wrote the semantics of.
+//!
+//! **Tolerance.** CPython computes floats in f64 and Weft's default float type is f32, so two
+//! float tokens match when `|a - b| <= 1e-3 * max(|a|, |b|) + 1e-6`: f32 keeps about 7 digits,
+//! and the samples' longest reductions (sums of ~2,000 terms) lose up to about 4 of them in
+//! the worst case. Integers, booleans, words and punctuation must match exactly, and an
+//! integer never matches a float (`1` is not `1.0`): that would hide a wrong type.
+
+use std::path::Path;
+use std::process::Command;
+
+use weft_compiler::driver::{self, Backend, RunError};
+use weft_compiler::{Database, Diagnostic, SourceFile, interp};
+
+pub const RELATIVE_TOLERANCE: f64 = 1e-3;
+pub const ABSOLUTE_TOLERANCE: f64 = 1e-6;
+
+/// What a program did: its printed output, and the run-time error it stopped with, if any.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub stdout: String,
+    pub error: Option<Diagnostic>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Executor {
+    /// CPython with the prelude shim: the independent reference.
+    CPython,
+    /// The reference interpreter.
+    Interp,
+}
+
+/// Collects printed lines; reads data files relative to the workspace root.
+pub struct CapturingHost {
+    pub stdout: String,
+}
+
+impl interp::Host for CapturingHost {
+    fn print(&mut self, line: &str) {
+        self.stdout.push_str(line);
+    }
+
+    fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
+        std::fs::read(workspace_root().join(path))
+    }
+}
+
+pub fn workspace_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root")
+}
+
+/// Runs a program; compile errors are a test failure with the rendered diagnostics.
+pub fn run(executor: Executor, path: &Path) -> Outcome {
+    match executor {
+        Executor::CPython => {
+            let output = Command::new("python3")
+                .arg("tests/python/prelude.py")
+                .arg(path)
+                .current_dir(workspace_root())
+                .output()
+                .expect("python3 runs (scripts/test installs it)");
+            assert!(
+                output.status.success(),
+                "CPython failed on {}:\n{}",
+                path.display(),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            Outcome { stdout: String::from_utf8_lossy(&output.stdout).into_owned(), error: None }
+        }
+        Executor::Interp => run_backend(Backend::Interp, path),
+    }
+}
+
+fn run_backend(backend: Backend, path: &Path) -> Outcome {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let db = Database::default();
+    let file = SourceFile::new(&db, path.display().to_string(), text.clone());
+    let mut host = CapturingHost { stdout: String::new() };
+    match driver::run(&db, file, backend, &mut host) {
+        Ok(()) => Outcome { stdout: host.stdout, error: None },
+        Err(RunError::Runtime(error)) => Outcome { stdout: host.stdout, error: Some(error) },
+        Err(RunError::Compile(diagnostics)) => panic!(
+            "{} does not compile:\n{}",
+            path.display(),
+            weft_compiler::diagnostics::render_text(&diagnostics, &path.display().to_string(), &text, false)
+        ),
+    }
+}
+
+/// Splits output into words, numbers and punctuation.
+pub fn tokens(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        let is_punct = matches!(c, '[' | ']' | '(' | ')' | ',' | ':');
+        if c.is_whitespace() || is_punct {
+            if let Some(s) = start.take() {
+                out.push(&text[s..i]);
+            }
+            if is_punct {
+                out.push(&text[i..i + c.len_utf8()]);
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        out.push(&text[s..]);
+    }
+    out
+}
+
+fn is_float_text(token: &str) -> bool {
+    token.contains(['.', 'e', 'E']) || token.ends_with("inf") || token == "nan"
+}
+
+/// Whether two tokens match under the tolerance above.
+pub fn tokens_match(expected: &str, actual: &str) -> bool {
+    if expected == actual {
+        return true;
+    }
+    let (Ok(a), Ok(b)) = (expected.parse::<f64>(), actual.parse::<f64>()) else { return false };
+    if !is_float_text(expected) || !is_float_text(actual) {
+        return false;
+    }
+    if a.is_nan() || b.is_nan() || a.is_infinite() || b.is_infinite() {
+        return a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+    }
+    (a - b).abs() <= RELATIVE_TOLERANCE * a.abs().max(b.abs()) + ABSOLUTE_TOLERANCE
+}
+
+/// `Ok` when the outputs match; otherwise a message naming the first differing line.
+pub fn compare(expected: &str, actual: &str) -> Result<(), String> {
+    let expected_lines: Vec<&str> = expected.lines().collect();
+    let actual_lines: Vec<&str> = actual.lines().collect();
+    for (i, (e, a)) in expected_lines.iter().zip(&actual_lines).enumerate() {
+        let (et, at) = (tokens(e), tokens(a));
+        let same = et.len() == at.len() && et.iter().zip(&at).all(|(x, y)| tokens_match(x, y));
+        if !same {
+            return Err(format!("line {} differs:\n  expected: {e}\n  actual:   {a}", i + 1));
+        }
+    }
+    if expected_lines.len() != actual_lines.len() {
+        return Err(format!("{} lines expected, {} printed", expected_lines.len(), actual_lines.len()));
+    }
+    Ok(())
+}

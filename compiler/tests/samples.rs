@@ -1,0 +1,52 @@
+//! Every sample, run on the reference interpreter, prints what CPython prints (within the float
+//! tolerance of `common::differential`), and the committed CPython outputs are current.
+
+mod common;
+
+use common::differential::{self, Executor, compare, tokens_match};
+
+fn expected_path(sample: &std::path::Path) -> std::path::PathBuf {
+    let name = sample.file_stem().expect("a file name");
+    differential::workspace_root().join("tests/data/samples").join(name).with_extension("expected")
+}
+
+#[test]
+fn interpreter_matches_cpython_on_every_sample() {
+    let mut failures = Vec::new();
+    for sample in common::weft_programs(&["samples"]) {
+        let expected = std::fs::read_to_string(expected_path(&sample))
+            .unwrap_or_else(|e| panic!("no CPython output for {}: {e}", sample.display()));
+        let outcome = differential::run(Executor::Interp, &sample);
+        if let Some(error) = &outcome.error {
+            failures.push(format!("{}: stopped with {} {}", sample.display(), error.code, error.message));
+            continue;
+        }
+        if let Err(difference) = compare(&expected, &outcome.stdout) {
+            failures.push(format!("{}: {difference}", sample.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The expected files are CPython's output today, not a stale copy.
+#[test]
+fn committed_outputs_are_cpythons() {
+    for sample in common::weft_programs(&["samples"]) {
+        let committed = std::fs::read_to_string(expected_path(&sample)).expect("an expected file");
+        let fresh = differential::run(Executor::CPython, &sample);
+        assert_eq!(committed, fresh.stdout, "tests/data/samples is stale for {}", sample.display());
+    }
+}
+
+#[test]
+fn tolerance_accepts_f32_rounding_and_rejects_real_differences() {
+    assert!(tokens_match("0.30000000000000004", "0.3"));
+    assert!(tokens_match("12.82158139269142", "12.821583"));
+    assert!(!tokens_match("12.8", "12.9"));
+    assert!(!tokens_match("1", "1.0"), "an integer never matches a float");
+    assert!(!tokens_match("3", "4"));
+    assert!(!tokens_match("True", "False"));
+    assert!(compare("a [1, 2]\n", "a [1, 2]\n").is_ok());
+    assert!(compare("a [1, 2]\n", "a [1, 2, 3]\n").is_err());
+    assert!(compare("x\ny\n", "x\n").is_err());
+}
