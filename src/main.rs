@@ -127,7 +127,9 @@ fn run(path: &Path, backend: Option<BackendArg>) -> ExitCode {
     let backend = match backend {
         Some(BackendArg::Interp) => Backend::Interp,
         None => {
-            eprintln!("weft: running on the reference interpreter (the cpu and gpu executors are not built yet)");
+            eprintln!(
+                "weft: running on the reference interpreter (the cpu and gpu executors are not built yet)"
+            );
             Backend::Interp
         }
         Some(BackendArg::Cpu | BackendArg::Gpu) => {

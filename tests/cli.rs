@@ -50,7 +50,10 @@ fn clean_files_exit_0_with_no_output() {
     let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
     let mut args = vec!["check".to_string()];
     for entry in std::fs::read_dir(samples).expect("samples exist") {
-        args.push(entry.expect("an entry").path().display().to_string());
+        let path = entry.expect("an entry").path();
+        if path.extension().is_some_and(|e| e == "weft") {
+            args.push(path.display().to_string());
+        }
     }
     args.push(data("clean_program.weft"));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -73,4 +76,54 @@ fn usage_errors_exit_2() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read no/such/file.weft"));
     assert_eq!(weft(&["frobnicate"]).status.code(), Some(2), "unknown subcommand");
+}
+
+fn sample(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(name).display().to_string()
+}
+
+#[test]
+fn run_prints_and_exits_0() {
+    let out = weft(&["run", "--backend", "interp", &sample("prefix_sum.weft")]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("inclusive scan:"), "{stdout}");
+    assert!(out.stderr.is_empty(), "an explicit backend needs no notice");
+}
+
+#[test]
+fn run_reports_a_nested_run_time_error_at_the_inner_span_and_exits_1() {
+    let out = weft(&["run", "--backend", "interp", &sample("errors/index_out_of_range.weft")]);
+    assert_eq!(out.status.code(), Some(1));
+    // What ran before the error stays printed.
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "xs: [1, 2, 3, 4, 5]\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .contains("[E0400/index-out-of-range] Error: index 5 is out of range for a sequence of length 5"),
+        "{stderr}"
+    );
+    // The span is `xs[i + k]`, inside the inner comprehension, inside the function.
+    assert!(stderr.contains("index_out_of_range.weft:8:18"), "{stderr}");
+}
+
+#[test]
+fn run_compile_errors_exit_1_and_usage_errors_exit_2() {
+    let out = weft(&["run", "--backend", "interp", &data("E0300_type_mismatch.weft")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[E0300/type-mismatch]"));
+    assert_eq!(weft(&["run", "no/such/file.weft"]).status.code(), Some(2));
+    assert_eq!(weft(&["run", "--backend", "tpu", &sample("prefix_sum.weft")]).status.code(), Some(2));
+}
+
+#[test]
+fn dev_after_core_shows_specialised_functions() {
+    let out = weft(&["dev", "--after", "core", &sample("quicksort.weft")]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // quicksort is polymorphic and is used at several types: one instance per type.
+    assert!(stdout.contains("quicksort[f32]"), "{stdout}");
+    assert!(stdout.contains("quicksort[i32]"), "{stdout}");
+    let types = weft(&["dev", "--after", "types", &sample("quicksort.weft")]);
+    assert!(String::from_utf8_lossy(&types.stdout).contains("def quicksort: Ord a => [a] -> [a]"));
 }

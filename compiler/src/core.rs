@@ -98,28 +98,72 @@ pub enum Expr {
     /// `t[i]` on a tuple, with a non-negative literal index.
     TupleGet(ExprId, u32),
     /// `xs[i]`: a negative index counts from the end; out of range is E0400.
-    Index { seq: ExprId, index: ExprId },
+    Index {
+        seq: ExprId,
+        index: ExprId,
+    },
     /// `xs[start:stop:step]`, clamped as Python's slices are.
-    Slice { seq: ExprId, start: Option<ExprId>, stop: Option<ExprId>, step: Option<ExprId> },
-    Unary { op: UnaryOp, operand: ExprId },
+    Slice {
+        seq: ExprId,
+        start: Option<ExprId>,
+        stop: Option<ExprId>,
+        step: Option<ExprId>,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: ExprId,
+    },
     /// Both operands have the same type (`types[lhs]`), except the shift amount of `<<`/`>>`.
-    Binary { op: BinaryOp, lhs: ExprId, rhs: ExprId },
+    Binary {
+        op: BinaryOp,
+        lhs: ExprId,
+        rhs: ExprId,
+    },
     /// Short-circuiting `and` / `or`.
     And(ExprId, ExprId),
     Or(ExprId, ExprId),
-    If { cond: ExprId, then: ExprId, otherwise: ExprId },
-    Let { pattern: Pattern, value: ExprId, body: ExprId },
-    Call { func: FuncId, args: Vec<ExprId> },
+    If {
+        cond: ExprId,
+        then: ExprId,
+        otherwise: ExprId,
+    },
+    Let {
+        pattern: Pattern,
+        value: ExprId,
+        body: ExprId,
+    },
+    Call {
+        func: FuncId,
+        args: Vec<ExprId>,
+    },
     /// A prelude operation. `funcs` holds the functions a higher-order one applies (`map`'s `f`,
     /// `reduce`'s `op`, ...), in the order the prelude signature lists them.
-    Prim { prim: Prim, args: Vec<ExprId>, funcs: Vec<Callee> },
+    Prim {
+        prim: Prim,
+        args: Vec<ExprId>,
+        funcs: Vec<Callee>,
+    },
     /// `for elem in seq:` with loop-carried `state` (initially `init`); `body` gives the next
     /// state and the loop gives the last.
-    ForLoop { state: Pattern, init: ExprId, elem: Pattern, seq: ExprId, body: ExprId },
+    ForLoop {
+        state: Pattern,
+        init: ExprId,
+        elem: Pattern,
+        seq: ExprId,
+        body: ExprId,
+    },
     /// `while cond:` over loop-carried `state`; `cond` and `body` see the current state.
-    WhileLoop { state: Pattern, init: ExprId, cond: ExprId, body: ExprId },
+    WhileLoop {
+        state: Pattern,
+        init: ExprId,
+        cond: ExprId,
+        body: ExprId,
+    },
     /// Gives `()`, or stops with E0402.
-    Assert { cond: ExprId, message: Option<String> },
+    Assert {
+        cond: ExprId,
+        message: Option<String>,
+    },
     /// Gives `()` after printing (top level only).
     Print(Vec<PrintArg>),
 }
@@ -303,8 +347,11 @@ impl fmt::Display for Program {
 
 impl fmt::Display for Function {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let params: Vec<String> =
-            self.params.iter().map(|&p| format!("{}: {}", self.var_name(p), self.vars[p as usize].ty)).collect();
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|&p| format!("{}: {}", self.var_name(p), self.vars[p as usize].ty))
+            .collect();
         writeln!(f, "{}({}) -> {} =", self.name, params.join(", "), self.ret)?;
         let mut out = String::new();
         self.write_expr(&mut out, self.body, 1);

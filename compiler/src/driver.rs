@@ -35,7 +35,12 @@ pub fn compile(db: &dyn Db, file: SourceFile) -> Result<&core::Program, Vec<Diag
 }
 
 /// Compiles and runs a file's top-level statements.
-pub fn run<H: interp::Host + Send>(db: &dyn Db, file: SourceFile, backend: Backend, host: &mut H) -> Result<(), RunError> {
+pub fn run<H: interp::Host + Send>(
+    db: &dyn Db,
+    file: SourceFile,
+    backend: Backend,
+    host: &mut H,
+) -> Result<(), RunError> {
     let program = compile(db, file).map_err(RunError::Compile)?;
     match backend {
         Backend::Interp => interp::run_with_big_stack(program, host).map_err(RunError::Runtime),

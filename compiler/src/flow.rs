@@ -36,10 +36,19 @@ fn check_lambdas(body: &Body, diagnostics: &mut Vec<Diagnostic>) {
     }
 }
 
-fn check_returns(body: &Body, block: &Block, name_range: TextRange, name: &str, diagnostics: &mut Vec<Diagnostic>) {
+fn check_returns(
+    body: &Body,
+    block: &Block,
+    name_range: TextRange,
+    name: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     let Some(end) = fall_off(body, block) else { return };
-    let mut diagnostic =
-        Diagnostic::new(Code::MissingReturn, name_range, format!("`{name}` may end without returning a value"));
+    let mut diagnostic = Diagnostic::new(
+        Code::MissingReturn,
+        name_range,
+        format!("`{name}` may end without returning a value"),
+    );
     let label = match end {
         Some(range) => (range, "this path reaches the end of the function without `return`"),
         None => (name_range, "the body has no `return`"),
@@ -55,7 +64,7 @@ fn fall_off(body: &Body, block: &Block) -> Option<Option<TextRange>> {
         return None;
     }
     let &last = block.last()?;
-    let range = body.stmt_ranges[last as usize];
+    let range = stmt_head(body, last);
     if let Stmt::If { then, otherwise, .. } = body.stmt(last) {
         if !always_returns_block(body, then) {
             return Some(fall_off(body, then).flatten().or(Some(range)));
@@ -68,6 +77,20 @@ fn fall_off(body: &Body, block: &Block) -> Option<Option<TextRange>> {
     Some(Some(range))
 }
 
+/// The part of a statement a label points at: its condition or value, which, unlike the
+/// statement's own range, never runs on into the comments after it.
+fn stmt_head(body: &Body, stmt: u32) -> TextRange {
+    let expr = match body.stmt(stmt) {
+        Stmt::If { cond, .. } | Stmt::While { cond, .. } | Stmt::Assert { cond, .. } => Some(*cond),
+        Stmt::For { iterable, .. } => Some(*iterable),
+        Stmt::Assign { value, .. } => Some(*value),
+        Stmt::Expr(e) => Some(*e),
+        Stmt::Return(value) => *value,
+        Stmt::Print(_) | Stmt::Def { .. } => None,
+    };
+    expr.map_or(body.stmt_ranges[stmt as usize], |e| body.expr_range(e))
+}
+
 fn always_returns_block(body: &Body, block: &Block) -> bool {
     block.iter().any(|&s| always_returns(body, s))
 }
@@ -75,7 +98,9 @@ fn always_returns_block(body: &Body, block: &Block) -> bool {
 fn always_returns(body: &Body, stmt: u32) -> bool {
     match body.stmt(stmt) {
         Stmt::Return(_) => true,
-        Stmt::If { then, otherwise, .. } => always_returns_block(body, then) && always_returns_block(body, otherwise),
+        Stmt::If { then, otherwise, .. } => {
+            always_returns_block(body, then) && always_returns_block(body, otherwise)
+        }
         _ => false,
     }
 }
@@ -209,7 +234,8 @@ impl BindingCheck<'_> {
         )
         .with_label(range, format!("`{}` is not bound on every path to here", info.name));
         if info.range != range {
-            diagnostic = diagnostic.with_label(info.range, format!("`{}` is bound here, but not on every path", info.name));
+            diagnostic = diagnostic
+                .with_label(info.range, format!("`{}` is bound here, but not on every path", info.name));
         }
         self.diagnostics.push(diagnostic.with_help(format!(
             "bind `{}` before the `if` or the loop, or on every branch (a loop may run zero times)",

@@ -164,18 +164,46 @@ pub enum Expr {
     Prelude(String),
     Tuple(Vec<ExprId>),
     List(Vec<ExprId>),
-    Index { base: ExprId, index: ExprId },
-    Slice { base: ExprId, start: Option<ExprId>, stop: Option<ExprId>, step: Option<ExprId> },
-    Unary { op: UnaryOp, operand: ExprId },
-    Binary { op: BinaryOp, lhs: ExprId, rhs: ExprId },
+    Index {
+        base: ExprId,
+        index: ExprId,
+    },
+    Slice {
+        base: ExprId,
+        start: Option<ExprId>,
+        stop: Option<ExprId>,
+        step: Option<ExprId>,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: ExprId,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: ExprId,
+        rhs: ExprId,
+    },
     And(ExprId, ExprId),
     Or(ExprId, ExprId),
     /// `a < b <= c`: operands in order, one fewer operator.
-    Compare { operands: Vec<ExprId>, ops: Vec<BinaryOp> },
-    If { cond: ExprId, then: ExprId, otherwise: ExprId },
-    Call { callee: ExprId, args: Vec<ExprId> },
+    Compare {
+        operands: Vec<ExprId>,
+        ops: Vec<BinaryOp>,
+    },
+    If {
+        cond: ExprId,
+        then: ExprId,
+        otherwise: ExprId,
+    },
+    Call {
+        callee: ExprId,
+        args: Vec<ExprId>,
+    },
     Lambda(LambdaId),
-    Comprehension { element: ExprId, clauses: Vec<Clause> },
+    Comprehension {
+        element: ExprId,
+        clauses: Vec<Clause>,
+    },
 }
 
 impl Expr {
@@ -183,9 +211,12 @@ impl Expr {
     /// it runs when the lambda is called.
     pub fn children(&self) -> Vec<ExprId> {
         match self {
-            Expr::Missing | Expr::Literal(_) | Expr::Local(_) | Expr::Global(_) | Expr::Prelude(_) | Expr::Lambda(_) => {
-                Vec::new()
-            }
+            Expr::Missing
+            | Expr::Literal(_)
+            | Expr::Local(_)
+            | Expr::Global(_)
+            | Expr::Prelude(_)
+            | Expr::Lambda(_) => Vec::new(),
             Expr::Tuple(items) | Expr::List(items) => items.clone(),
             Expr::Index { base, index } => vec![*base, *index],
             Expr::Slice { base, start, stop, step } => {
@@ -211,7 +242,11 @@ impl Expr {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Clause {
     /// A `for` clause opens `scope`, where `pattern` is bound.
-    For { pattern: Pattern, iterable: ExprId, scope: ScopeId },
+    For {
+        pattern: Pattern,
+        iterable: ExprId,
+        scope: ScopeId,
+    },
     If(ExprId),
 }
 
@@ -242,15 +277,35 @@ impl Pattern {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Stmt {
     /// `a = b = value`: every target gets the value.
-    Assign { targets: Vec<Pattern>, value: ExprId },
-    If { cond: ExprId, then: Block, otherwise: Block },
-    For { pattern: Pattern, iterable: ExprId, body: Block },
-    While { cond: ExprId, body: Block },
+    Assign {
+        targets: Vec<Pattern>,
+        value: ExprId,
+    },
+    If {
+        cond: ExprId,
+        then: Block,
+        otherwise: Block,
+    },
+    For {
+        pattern: Pattern,
+        iterable: ExprId,
+        body: Block,
+    },
+    While {
+        cond: ExprId,
+        body: Block,
+    },
     Return(Option<ExprId>),
-    Assert { cond: ExprId, message: Option<String> },
+    Assert {
+        cond: ExprId,
+        message: Option<String>,
+    },
     Expr(ExprId),
     Print(Vec<ExprId>),
-    Def { local: LocalId, lambda: LambdaId },
+    Def {
+        local: LocalId,
+        lambda: LambdaId,
+    },
 }
 
 /// The HIR of one top-level function.
@@ -288,7 +343,12 @@ struct Lowerer<'a> {
 impl<'a> Lowerer<'a> {
     fn new(db: &'a dyn Db, file: SourceFile, _is_top_level: bool) -> Self {
         let function_names = file_functions(db, file).iter().map(|f| f.name(db).clone()).collect();
-        Lowerer { body: Body::default(), scopes: Vec::new(), top_level: top_level_names(db, file), function_names }
+        Lowerer {
+            body: Body::default(),
+            scopes: Vec::new(),
+            top_level: top_level_names(db, file),
+            function_names,
+        }
     }
 
     fn alloc_expr(&mut self, expr: Expr, range: TextRange) -> ExprId {
@@ -353,8 +413,10 @@ impl<'a> Lowerer<'a> {
     fn lower_function_def(&mut self, def: &SyntaxNode) {
         let Some(def) = ast::FunctionDef::cast(def.clone()) else { return };
         self.body.name_range = def.name().map_or(def.syntax().text_range(), |n| n.syntax().text_range());
-        let statements: Vec<SyntaxNode> =
-            def.body().map(|b| b.syntax().children().filter(|n| ast::is_statement(n.kind())).collect()).unwrap_or_default();
+        let statements: Vec<SyntaxNode> = def
+            .body()
+            .map(|b| b.syntax().children().filter(|n| ast::is_statement(n.kind())).collect())
+            .unwrap_or_default();
         self.open_scope();
         self.body.params = self.lower_params(def.param_list());
         self.body.ret_annotation = def.ret_type().map(|t| self.lower_type(t.syntax()));
@@ -433,8 +495,9 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_block_node(&mut self, block: Option<ast::Block>) -> Block {
-        let statements: Vec<SyntaxNode> =
-            block.map(|b| b.syntax().children().filter(|n| ast::is_statement(n.kind())).collect()).unwrap_or_default();
+        let statements: Vec<SyntaxNode> = block
+            .map(|b| b.syntax().children().filter(|n| ast::is_statement(n.kind())).collect())
+            .unwrap_or_default();
         self.lower_block(&statements)
     }
 
@@ -515,8 +578,10 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_nested_def(&mut self, def: &ast::FunctionDef) -> LambdaId {
-        let statements: Vec<SyntaxNode> =
-            def.body().map(|b| b.syntax().children().filter(|n| ast::is_statement(n.kind())).collect()).unwrap_or_default();
+        let statements: Vec<SyntaxNode> = def
+            .body()
+            .map(|b| b.syntax().children().filter(|n| ast::is_statement(n.kind())).collect())
+            .unwrap_or_default();
         let scope = self.open_scope();
         let params = self.lower_params(def.param_list());
         let ret_annotation = def.ret_type().map(|t| self.lower_type(t.syntax()));
@@ -567,7 +632,7 @@ impl<'a> Lowerer<'a> {
 
     fn lower_expr(&mut self, node: &SyntaxNode) -> ExprId {
         let range = node.text_range();
-        let expr = self.expr_of(node);
+        let expr = crate::ensure_stack(|| self.expr_of(node));
         self.alloc_expr(expr, range)
     }
 
@@ -599,7 +664,10 @@ impl<'a> Lowerer<'a> {
             }
             BIN_EXPR => {
                 let operands = self.children(node);
-                let op = node.children_with_tokens().filter_map(|t| t.into_token()).find_map(|t| binary_op(t.kind()));
+                let op = node
+                    .children_with_tokens()
+                    .filter_map(|t| t.into_token())
+                    .find_map(|t| binary_op(t.kind()));
                 match (operands.as_slice(), op) {
                     ([lhs, rhs], Some(op)) => Expr::Binary { op, lhs: *lhs, rhs: *rhs },
                     _ => Expr::Missing,
@@ -615,13 +683,14 @@ impl<'a> Lowerer<'a> {
                 }
             }
             PREFIX_EXPR => {
-                let op = node.children_with_tokens().filter_map(|t| t.into_token()).find_map(|t| match t.kind() {
-                    MINUS => Some(UnaryOp::Neg),
-                    PLUS => Some(UnaryOp::Pos),
-                    NOT_KW => Some(UnaryOp::Not),
-                    TILDE => Some(UnaryOp::Invert),
-                    _ => None,
-                });
+                let op =
+                    node.children_with_tokens().filter_map(|t| t.into_token()).find_map(|t| match t.kind() {
+                        MINUS => Some(UnaryOp::Neg),
+                        PLUS => Some(UnaryOp::Pos),
+                        NOT_KW => Some(UnaryOp::Not),
+                        TILDE => Some(UnaryOp::Invert),
+                        _ => None,
+                    });
                 match (self.children(node).as_slice(), op) {
                     ([operand], Some(op)) => Expr::Unary { op, operand: *operand },
                     _ => Expr::Missing,
@@ -689,7 +758,9 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_comprehension(&mut self, node: &SyntaxNode) -> Expr {
-        let Some(element_node) = node.children().find(|n| is_expression(n.kind())) else { return Expr::Missing };
+        let Some(element_node) = node.children().find(|n| is_expression(n.kind())) else {
+            return Expr::Missing;
+        };
         let mut clauses = Vec::new();
         let depth = self.scopes.len();
         for clause in node.children().filter(|n| matches!(n.kind(), COMP_FOR | COMP_IF)) {
@@ -795,7 +866,8 @@ fn compare_op(node: &SyntaxNode) -> Option<BinaryOp> {
 }
 
 fn aug_op(node: &SyntaxNode) -> Option<BinaryOp> {
-    let token = node.children_with_tokens().filter_map(|t| t.into_token()).find(|t| t.kind() == AUG_ASSIGN)?;
+    let token =
+        node.children_with_tokens().filter_map(|t| t.into_token()).find(|t| t.kind() == AUG_ASSIGN)?;
     let symbol = token.text().strip_suffix('=')?;
     Some(match symbol {
         "+" => BinaryOp::Add,
@@ -815,14 +887,19 @@ fn aug_op(node: &SyntaxNode) -> Option<BinaryOp> {
 }
 
 fn literal(node: &SyntaxNode) -> Option<Literal> {
-    let tokens: Vec<SyntaxToken> =
-        node.children_with_tokens().filter_map(|t| t.into_token()).filter(|t| !t.kind().is_trivia()).collect();
+    let tokens: Vec<SyntaxToken> = node
+        .children_with_tokens()
+        .filter_map(|t| t.into_token())
+        .filter(|t| !t.kind().is_trivia())
+        .collect();
     let first = tokens.first()?;
     match first.kind() {
         TRUE_KW => Some(Literal::Bool(true)),
         FALSE_KW => Some(Literal::Bool(false)),
         INT_NUMBER => parse_int(first.text()).map(Literal::Int),
-        FLOAT_NUMBER => first.text().replace('_', "").parse::<f64>().ok().map(|x| Literal::Float(x.to_bits())),
+        FLOAT_NUMBER => {
+            first.text().replace('_', "").parse::<f64>().ok().map(|x| Literal::Float(x.to_bits()))
+        }
         STRING => string_literal(node).map(Literal::Str),
         _ => None,
     }
@@ -845,7 +922,8 @@ pub fn parse_int(text: &str) -> Option<i64> {
 pub fn string_literal(node: &SyntaxNode) -> Option<String> {
     let mut text = String::new();
     let mut any = false;
-    for token in node.descendants_with_tokens().filter_map(|t| t.into_token()).filter(|t| t.kind() == STRING) {
+    for token in node.descendants_with_tokens().filter_map(|t| t.into_token()).filter(|t| t.kind() == STRING)
+    {
         any = true;
         text.push_str(&decode_string(token.text()));
     }

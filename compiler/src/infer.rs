@@ -21,7 +21,9 @@ use rowan::TextRange;
 use crate::db::{Db, SourceFile};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::flow;
-use crate::hir::{self, Body, Clause, ExprId, LambdaBody, LambdaId, Literal, LocalId, Pattern, Stmt, TypeRef};
+use crate::hir::{
+    self, Body, Clause, ExprId, LambdaBody, LambdaId, Literal, LocalId, Pattern, Stmt, TypeRef,
+};
 use crate::items::{Function, file_functions};
 use crate::types::{Class, Scalar, Scheme, TyVar, Type};
 
@@ -214,11 +216,30 @@ pub fn top_level_types(db: &dyn Db, file: SourceFile) -> TopLevelTypes {
 }
 
 /// Every type diagnostic of a file, with absolute spans.
+///
+/// A body whose syntax is already reported (an error or a construct Weft rejects) is not
+/// type-checked in the report: what the parser recovered would only give follow-on errors.
 pub fn file_type_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
-    let mut out = top_level_types(db, file).diagnostics.clone();
+    let syntax_errors: Vec<TextRange> = crate::parsed::syntax_diagnostics(db, file)
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.range)
+        .collect();
+    let mut out = Vec::new();
+    let mut function_ranges = Vec::new();
     for function in file_functions(db, file) {
         let offset = function.offset(db);
+        let range = TextRange::at(offset, function.syntax(db).text_len());
+        function_ranges.push(range);
+        if syntax_errors.iter().any(|e| range.contains_range(*e)) {
+            continue;
+        }
         out.extend(function_types(db, *function).diagnostics.iter().map(|d| d.clone().shifted(offset)));
+    }
+    let top_level_has_errors =
+        syntax_errors.iter().any(|e| !function_ranges.iter().any(|f| f.contains_range(*e)));
+    if !top_level_has_errors {
+        out.extend(top_level_types(db, file).diagnostics.iter().cloned());
     }
     out
 }
@@ -253,7 +274,13 @@ struct BodyState<'a> {
     loop_depth: u32,
 }
 
+/// How deeply types may nest: far beyond any real program (`[[[f32]]]` is 4), and shallow
+/// enough that every recursive walk over a type is safe.
+const MAX_TYPE_DEPTH: usize = 200;
+
 struct GroupInferrer<'a> {
+    /// Set when `zonk` met a type deeper than `MAX_TYPE_DEPTH`.
+    too_deep: std::cell::Cell<bool>,
     db: &'a dyn Db,
     file: SourceFile,
     group: &'a [Binding],
@@ -283,6 +310,7 @@ struct GroupInferrer<'a> {
 impl<'a> GroupInferrer<'a> {
     fn new(db: &'a dyn Db, file: SourceFile, group: &'a [Binding]) -> Self {
         GroupInferrer {
+            too_deep: std::cell::Cell::new(false),
             db,
             file,
             group,
@@ -359,7 +387,8 @@ impl<'a> GroupInferrer<'a> {
                 .collect();
             let ret = self.annotation_or_fresh(&body.ret_annotation, &mut type_vars);
             state.returns.push((ret.clone(), body.ret_annotation.as_ref().map(TypeRef::range)));
-            self.group_types.insert(self.functions[i as usize].name(self.db).clone(), Type::func(params, ret));
+            self.group_types
+                .insert(self.functions[i as usize].name(self.db).clone(), Type::func(params, ret));
             states.push((binding, state));
         }
         for (binding, mut state) in states {
@@ -430,10 +459,13 @@ impl<'a> GroupInferrer<'a> {
         for (binding, state) in std::mem::take(&mut self.outputs) {
             let body = self.resolve_state(state, &schemes);
             match binding {
-                Binding::Main => main = Some(FunctionTypes { scheme: Scheme::mono(Type::Tuple(vec![])), ..body }),
+                Binding::Main => {
+                    main = Some(FunctionTypes { scheme: Scheme::mono(Type::Tuple(vec![])), ..body })
+                }
                 Binding::Function(i) => {
                     let name = self.functions[i as usize].name(self.db).clone();
-                    let scheme = schemes.get(&name).cloned().unwrap_or_else(|| Scheme::mono(Type::Tuple(vec![])));
+                    let scheme =
+                        schemes.get(&name).cloned().unwrap_or_else(|| Scheme::mono(Type::Tuple(vec![])));
                     functions.push((name, FunctionTypes { scheme, ..body }));
                 }
             }
@@ -460,6 +492,16 @@ impl<'a> GroupInferrer<'a> {
             lambda_types: zonk_all(state.lambda_types),
         };
         let mut diagnostics = state.diagnostics;
+        if self.too_deep.get() {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::InfiniteType,
+                    state.body.name_range,
+                    format!("a type here is nested more than {MAX_TYPE_DEPTH} levels deep"),
+                )
+                .with_note("Weft limits the nesting of types so that every pass stays fast and safe"),
+            );
+        }
         check_function_values(state.body, &body, &mut diagnostics);
         FunctionTypes { scheme: Scheme::mono(Type::Tuple(vec![])), body, diagnostics }
     }
@@ -491,13 +533,31 @@ impl<'a> GroupInferrer<'a> {
         ty
     }
 
+    /// The type with every bound variable replaced. A type deeper than `MAX_TYPE_DEPTH` is cut
+    /// off there (and reported), so that no later pass meets an unboundedly deep type.
     fn zonk(&self, ty: &Type) -> Type {
+        self.zonk_at(ty, 0)
+    }
+
+    fn zonk_at(&self, ty: &Type, depth: usize) -> Type {
+        if depth > MAX_TYPE_DEPTH {
+            self.too_deep.set(true);
+            return Type::Tuple(vec![]);
+        }
+        let inner = |t: &Type| self.zonk_at(t, depth + 1);
         match self.shallow(ty) {
             Type::Var(v) => Type::Var(v),
             Type::Scalar(s) => Type::Scalar(s),
-            Type::Tuple(items) => Type::Tuple(items.iter().map(|t| self.zonk(t)).collect()),
-            Type::Seq(elem) => Type::seq(self.zonk(&elem)),
-            Type::Func(params, ret) => Type::func(params.iter().map(|t| self.zonk(t)).collect(), self.zonk(&ret)),
+            Type::Tuple(items) => Type::Tuple(items.iter().map(inner).collect()),
+            Type::Seq(elem) => Type::seq(inner(&elem)),
+            Type::Func(params, ret) => Type::func(params.iter().map(inner).collect(), inner(&ret)),
+        }
+    }
+
+    fn var_of(&self, ty: &Type) -> TyVar {
+        match self.shallow(ty) {
+            Type::Var(v) => v,
+            _ => u32::MAX,
         }
     }
 
@@ -512,7 +572,8 @@ impl<'a> GroupInferrer<'a> {
         match (&a, &b) {
             (Type::Var(x), Type::Var(y)) if x == y => Ok(()),
             (Type::Var(x), Type::Var(y)) => {
-                let class = self.classes[*x as usize].meet(self.classes[*y as usize]).ok_or(UnifyError::Mismatch)?;
+                let class =
+                    self.classes[*x as usize].meet(self.classes[*y as usize]).ok_or(UnifyError::Mismatch)?;
                 self.classes[*y as usize] = class;
                 self.bindings[*x as usize] = Some(b.clone());
                 self.resolve_float_of(true);
@@ -553,7 +614,9 @@ impl<'a> GroupInferrer<'a> {
                 let inner = Class { scalars: None, ..class };
                 items.iter().try_for_each(|t| self.constrain(t, inner))
             }
-            Type::Seq(elem) if class.allows_compound() => self.constrain(&elem, Class { scalars: None, ..class }),
+            Type::Seq(elem) if class.allows_compound() => {
+                self.constrain(&elem, Class { scalars: None, ..class })
+            }
             Type::Func(..) if class == Class::ANY => Ok(()),
             _ => Err(UnifyError::Mismatch),
         }
@@ -659,7 +722,11 @@ impl<'a> GroupInferrer<'a> {
         Scheme { vars: vars.into_iter().map(|v| (v, self.classes[v as usize])).collect(), float_of, ty }
     }
 
-    fn annotation_or_fresh(&mut self, annotation: &Option<TypeRef>, vars: &mut HashMap<String, Type>) -> Type {
+    fn annotation_or_fresh(
+        &mut self,
+        annotation: &Option<TypeRef>,
+        vars: &mut HashMap<String, Type>,
+    ) -> Type {
         match annotation {
             Some(t) => self.type_of_annotation(t, vars),
             None => self.fresh(Class::ANY),
@@ -677,7 +744,9 @@ impl<'a> GroupInferrer<'a> {
                 vars.insert(name.clone(), t.clone());
                 t
             }
-            TypeRef::Tuple(items, _) => Type::Tuple(items.iter().map(|t| self.type_of_annotation(t, vars)).collect()),
+            TypeRef::Tuple(items, _) => {
+                Type::Tuple(items.iter().map(|t| self.type_of_annotation(t, vars)).collect())
+            }
             TypeRef::Seq(elem, _) => Type::seq(self.type_of_annotation(elem, vars)),
             TypeRef::Error(_) => self.fresh(Class::ANY),
         }
@@ -709,8 +778,7 @@ impl<'a> GroupInferrer<'a> {
             Code::TypeMismatch,
             origin.range,
             format!("{}: expected {expected}, found {actual}", origin.what),
-        )
-        .with_label(origin.range, format!("this is {actual}"));
+        );
         if let Some(other) = origin.other {
             diagnostic = diagnostic.with_label(other, format!("this is {expected}"));
         }
@@ -734,11 +802,19 @@ impl<'a> GroupInferrer<'a> {
         }
         let mut order = Vec::new();
         ty.vars(&mut order);
-        let renamed = ty.map_vars(&mut |v| Some(Type::Var(order.iter().position(|o| *o == v).unwrap_or(0) as TyVar)));
+        let renamed =
+            ty.map_vars(&mut |v| Some(Type::Var(order.iter().position(|o| *o == v).unwrap_or(0) as TyVar)));
         format!("`{renamed}`")
     }
 
-    fn report_class(&mut self, state: &mut BodyState<'a>, ty: &Type, class: Class, range: TextRange, what: &str) {
+    fn report_class(
+        &mut self,
+        state: &mut BodyState<'a>,
+        ty: &Type,
+        class: Class,
+        range: TextRange,
+        what: &str,
+    ) {
         if self.constrain(ty, class).is_err() {
             let found = self.describe(ty);
             let needed = match class.name() {
@@ -750,8 +826,9 @@ impl<'a> GroupInferrer<'a> {
                 Some("Scalar") => "a number or a bool",
                 _ => "another type",
             };
-            let mut diagnostic = Diagnostic::new(Code::TypeMismatch, range, format!("{what} needs {needed}, found {found}"))
-                .with_label(range, format!("this is {found}"));
+            let mut diagnostic =
+                Diagnostic::new(Code::TypeMismatch, range, format!("{what} needs {needed}, found {found}"))
+                    .with_label(range, format!("this is {found}"));
             if class.name() == Some("Float") && found.contains("i32") {
                 diagnostic = diagnostic.with_help("convert it with `f32(x)`");
             } else if class.name() == Some("Float") && found.contains("i64") {
@@ -779,7 +856,8 @@ impl<'a> GroupInferrer<'a> {
                     self.bind_pattern(state, target, &ty, *value);
                 }
                 // `f = lambda ...` is generalised like a `def`.
-                if let ([Pattern::Bind(local, _)], hir::Expr::Lambda(lambda)) = (targets.as_slice(), body.expr(*value))
+                if let ([Pattern::Bind(local, _)], hir::Expr::Lambda(lambda)) =
+                    (targets.as_slice(), body.expr(*value))
                 {
                     let scope = body.lambdas[*lambda as usize].scope;
                     let parent = body.scope_parents[scope as usize].unwrap_or(0);
@@ -796,7 +874,11 @@ impl<'a> GroupInferrer<'a> {
             Stmt::For { pattern, iterable, body: loop_body } => {
                 let seq = self.infer_expr(state, *iterable, None);
                 let elem = self.fresh(Class::ANY);
-                let origin = Origin { range: body.expr_range(*iterable), other: None, what: "a `for` loop runs over a sequence" };
+                let origin = Origin {
+                    range: body.expr_range(*iterable),
+                    other: None,
+                    what: "a `for` loop runs over a sequence",
+                };
                 self.require(state, &Type::seq(elem.clone()), &seq, origin);
                 self.bind_pattern(state, pattern, &elem, *iterable);
                 state.loop_depth += 1;
@@ -820,13 +902,21 @@ impl<'a> GroupInferrer<'a> {
                 let Some((expected, annotation)) = state.returns.last().cloned() else { return };
                 let Some(value) = value else {
                     state.diagnostics.push(
-                        Diagnostic::new(Code::TypeMismatch, range, "a bare `return`: every Weft function returns a value")
-                            .with_help("write `return e`"),
+                        Diagnostic::new(
+                            Code::TypeMismatch,
+                            range,
+                            "a bare `return`: every Weft function returns a value",
+                        )
+                        .with_help("write `return e`"),
                     );
                     return;
                 };
                 let ty = self.infer_expr(state, *value, None);
-                let origin = Origin { range: body.expr_range(*value), other: annotation, what: "the returned value has the wrong type" };
+                let origin = Origin {
+                    range: body.expr_range(*value),
+                    other: annotation,
+                    what: "the returned value has the wrong type",
+                };
                 let origin = if annotation.is_none() {
                     Origin { what: "this function returns values of two types", ..origin }
                 } else {
@@ -885,11 +975,8 @@ impl<'a> GroupInferrer<'a> {
                 let local_ty = state.local_types[*local as usize].clone();
                 let first = state.body.local(*local).range;
                 let other = (first != *range).then_some(first);
-                let origin = Origin {
-                    range: state.body.expr_range(value),
-                    other,
-                    what: "a name keeps one type: this value has another type than the name's first binding",
-                };
+                let origin =
+                    Origin { range: state.body.expr_range(value), other, what: "a name keeps one type" };
                 self.require(state, &local_ty, ty, origin);
             }
             Pattern::Tuple(items, range) => {
@@ -912,7 +999,7 @@ impl<'a> GroupInferrer<'a> {
     // ---- Expressions. ----
 
     fn infer_expr(&mut self, state: &mut BodyState<'a>, id: ExprId, expected: Option<&Type>) -> Type {
-        let ty = self.infer_expr_inner(state, id, expected);
+        let ty = crate::ensure_stack(|| self.infer_expr_inner(state, id, expected));
         state.expr_types[id as usize] = ty.clone();
         ty
     }
@@ -935,7 +1022,9 @@ impl<'a> GroupInferrer<'a> {
                 }
             },
             hir::Expr::Local(local) => {
-                if let Some(scheme) = state.local_schemes.iter().find(|(l, _)| l == local).map(|(_, s)| s.clone()) {
+                if let Some(scheme) =
+                    state.local_schemes.iter().find(|(l, _)| l == local).map(|(_, s)| s.clone())
+                {
                     let (ty, inst) = self.instantiate(&scheme);
                     state.instantiations.push((id, inst));
                     return ty;
@@ -965,7 +1054,11 @@ impl<'a> GroupInferrer<'a> {
             hir::Expr::Slice { base, start, stop, step } => {
                 let seq = self.infer_expr(state, *base, None);
                 let elem = self.fresh(Class::ANY);
-                let origin = Origin { range: body.expr_range(*base), other: None, what: "only a sequence can be sliced" };
+                let origin = Origin {
+                    range: body.expr_range(*base),
+                    other: None,
+                    what: "only a sequence can be sliced",
+                };
                 self.require(state, &Type::seq(elem), &seq, origin);
                 for part in [start, stop, step].into_iter().flatten() {
                     self.expect_i32(state, *part, "a slice bound");
@@ -1067,12 +1160,18 @@ impl<'a> GroupInferrer<'a> {
             return ty;
         }
         if let Some(&local) = self.main_locals.get(name) {
-            if let Some(scheme) = self.main_local_schemes.iter().find(|(l, _)| *l == local).map(|(_, s)| s.clone()) {
+            if let Some(scheme) =
+                self.main_local_schemes.iter().find(|(l, _)| *l == local).map(|(_, s)| s.clone())
+            {
                 let (ty, inst) = self.instantiate(&scheme);
                 state.instantiations.push((id, inst));
                 return ty;
             }
             return self.main_local_types[local as usize].clone();
+        }
+        // Bound only in code the parser could not make sense of (already reported).
+        if self.group.contains(&Binding::Main) {
+            return self.fresh(Class::ANY);
         }
         // A top-level binding read from a function outside main's group: main is done.
         let top = top_level_types(self.db, self.file);
@@ -1098,9 +1197,16 @@ impl<'a> GroupInferrer<'a> {
             state.expr_types[index as usize] = Type::I32;
             let Some(i) = literal_index(body, index) else {
                 state.diagnostics.push(
-                    Diagnostic::new(Code::InvalidTupleIndex, body.expr_range(index), "a tuple is indexed by an integer literal")
-                        .with_label(body.expr_range(base), format!("this is a tuple, {}", self.describe(&base_ty)))
-                        .with_help("unpack it instead: `a, b = t`"),
+                    Diagnostic::new(
+                        Code::InvalidTupleIndex,
+                        body.expr_range(index),
+                        "a tuple is indexed by an integer literal",
+                    )
+                    .with_label(
+                        body.expr_range(base),
+                        format!("this is a tuple, {}", self.describe(&base_ty)),
+                    )
+                    .with_help("unpack it instead: `a, b = t`"),
                 );
                 return self.fresh(Class::ANY);
             };
@@ -1118,13 +1224,23 @@ impl<'a> GroupInferrer<'a> {
             };
         }
         let elem = self.fresh(Class::ANY);
-        let origin = Origin { range: body.expr_range(base), other: None, what: "only sequences and tuples can be indexed" };
+        let origin = Origin {
+            range: body.expr_range(base),
+            other: None,
+            what: "only sequences and tuples can be indexed",
+        };
         self.require(state, &Type::seq(elem.clone()), &base_ty, origin);
         self.expect_i32(state, index, "a sequence index is an i32");
         elem
     }
 
-    fn infer_binary(&mut self, state: &mut BodyState<'a>, op: hir::BinaryOp, lhs: ExprId, rhs: ExprId) -> Type {
+    fn infer_binary(
+        &mut self,
+        state: &mut BodyState<'a>,
+        op: hir::BinaryOp,
+        lhs: ExprId,
+        rhs: ExprId,
+    ) -> Type {
         use hir::BinaryOp::*;
         let body = state.body;
         let a = self.infer_expr(state, lhs, None);
@@ -1135,7 +1251,8 @@ impl<'a> GroupInferrer<'a> {
             what: "both operands of an operator have one type (there are no implicit conversions)",
         };
         if !self.require(state, &a, &b, origin) {
-            return if op == Div { self.fresh(Class::float()) } else { a };
+            // A fresh type, so that one mistake is reported once.
+            return if op == Div { self.fresh(Class::float()) } else { self.fresh(Class::ANY) };
         }
         let what = format!("`{}`", op.symbol());
         let class = match op {
@@ -1206,7 +1323,10 @@ impl<'a> GroupInferrer<'a> {
         let callee_ty = self.infer_expr(state, callee, None);
         let (params, ret) = match self.shallow(&callee_ty) {
             Type::Func(params, ret) => (params, *ret),
-            Type::Var(_) => {
+            Type::Var(_)
+                if self.constrain(&callee_ty, Class::ANY).is_ok()
+                    && self.classes[self.var_of(&callee_ty) as usize] == Class::ANY =>
+            {
                 let params: Vec<Type> = args.iter().map(|_| self.fresh(Class::ANY)).collect();
                 let ret = self.fresh(Class::ANY);
                 let _ = self.unify(&callee_ty, &Type::func(params.clone(), ret.clone()));
@@ -1228,7 +1348,13 @@ impl<'a> GroupInferrer<'a> {
                 Diagnostic::new(
                     Code::WrongArity,
                     body.expr_range(id),
-                    format!("this function takes {} argument{}, but {} were given", params.len(), plural(params.len()), args.len()),
+                    format!(
+                        "this function takes {} argument{}, but {} {} given",
+                        params.len(),
+                        plural(params.len()),
+                        args.len(),
+                        if args.len() == 1 { "was" } else { "were" }
+                    ),
                 )
                 .with_label(body.expr_range(callee), format!("this is {}", self.describe(&callee_ty))),
             );
@@ -1246,8 +1372,10 @@ impl<'a> GroupInferrer<'a> {
     fn check_args(&mut self, state: &mut BodyState<'a>, callee: ExprId, args: &[ExprId], params: &[Type]) {
         let body = state.body;
         let is_lambda = |e: ExprId| matches!(body.expr(e), hir::Expr::Lambda(_));
-        let order: Vec<usize> =
-            (0..args.len()).filter(|&i| !is_lambda(args[i])).chain((0..args.len()).filter(|&i| is_lambda(args[i]))).collect();
+        let order: Vec<usize> = (0..args.len())
+            .filter(|&i| !is_lambda(args[i]))
+            .chain((0..args.len()).filter(|&i| is_lambda(args[i])))
+            .collect();
         for i in order {
             let ty = self.infer_expr(state, args[i], Some(&params[i]));
             let origin = Origin {
@@ -1292,8 +1420,12 @@ impl<'a> GroupInferrer<'a> {
             }
             if !ok {
                 state.diagnostics.push(
-                    Diagnostic::new(Code::InvalidString, body.expr_range(id), format!("`{name}` takes one string literal, the path"))
-                        .with_help(format!("write `{name}(\"data/file\")`")),
+                    Diagnostic::new(
+                        Code::InvalidString,
+                        body.expr_range(id),
+                        format!("`{name}` takes one string literal, the path"),
+                    )
+                    .with_help(format!("write `{name}(\"data/file\")`")),
                 );
             }
             state.expr_types[callee as usize] = Type::Tuple(vec![]);
@@ -1325,11 +1457,20 @@ impl<'a> GroupInferrer<'a> {
         ret
     }
 
-    fn check_args_prelude(&mut self, state: &mut BodyState<'a>, callee: ExprId, name: &str, args: &[ExprId], params: &[Type]) {
+    fn check_args_prelude(
+        &mut self,
+        state: &mut BodyState<'a>,
+        callee: ExprId,
+        name: &str,
+        args: &[ExprId],
+        params: &[Type],
+    ) {
         let body = state.body;
         let is_lambda = |e: ExprId| matches!(body.expr(e), hir::Expr::Lambda(_));
-        let order: Vec<usize> =
-            (0..args.len()).filter(|&i| !is_lambda(args[i])).chain((0..args.len()).filter(|&i| is_lambda(args[i]))).collect();
+        let order: Vec<usize> = (0..args.len())
+            .filter(|&i| !is_lambda(args[i]))
+            .chain((0..args.len()).filter(|&i| is_lambda(args[i])))
+            .collect();
         for i in order {
             let ty = self.infer_expr(state, args[i], Some(&params[i]));
             // Class constraints of the prelude's signature read better as class errors.
@@ -1349,10 +1490,20 @@ impl<'a> GroupInferrer<'a> {
         }
     }
 
-    fn infer_unzip(&mut self, state: &mut BodyState<'a>, id: ExprId, callee: ExprId, args: &[ExprId]) -> Type {
+    fn infer_unzip(
+        &mut self,
+        state: &mut BodyState<'a>,
+        id: ExprId,
+        callee: ExprId,
+        args: &[ExprId],
+    ) -> Type {
         let body = state.body;
         let [arg] = args else {
-            state.diagnostics.push(Diagnostic::new(Code::WrongArity, body.expr_range(id), "`unzip` takes one argument"));
+            state.diagnostics.push(Diagnostic::new(
+                Code::WrongArity,
+                body.expr_range(id),
+                "`unzip` takes one argument",
+            ));
             return self.fresh(Class::ANY);
         };
         let ty = self.infer_expr(state, *arg, None);
@@ -1365,7 +1516,8 @@ impl<'a> GroupInferrer<'a> {
             _ => 2,
         };
         let parts: Vec<Type> = (0..width).map(|_| self.fresh(Class::ANY)).collect();
-        let origin = Origin { range: body.expr_range(*arg), other: None, what: "`unzip` takes a sequence of tuples" };
+        let origin =
+            Origin { range: body.expr_range(*arg), other: None, what: "`unzip` takes a sequence of tuples" };
         self.require(state, &Type::seq(Type::Tuple(parts.clone())), &ty, origin);
         Type::Tuple(parts.into_iter().map(Type::seq).collect())
     }
@@ -1373,7 +1525,11 @@ impl<'a> GroupInferrer<'a> {
 
 /// The instantiated type of a prelude function at a call with `arity` arguments (`None` when
 /// the function is used as a value: only non-overloaded ones can be).
-fn prelude_signature(cx: &mut GroupInferrer<'_>, name: &str, arity: Option<usize>) -> Option<(Vec<Type>, Type)> {
+fn prelude_signature(
+    cx: &mut GroupInferrer<'_>,
+    name: &str,
+    arity: Option<usize>,
+) -> Option<(Vec<Type>, Type)> {
     use Type as T;
     let any = |cx: &mut GroupInferrer<'_>| cx.fresh(Class::ANY);
     let seq = T::seq;
@@ -1431,7 +1587,9 @@ fn prelude_signature(cx: &mut GroupInferrer<'_>, name: &str, arity: Option<usize
             let o = cx.fresh(Class::ORD);
             f(vec![seq(o)], T::I32)
         }
-        ("scan", Some(2) | None) => f(vec![T::func(vec![a.clone(), a.clone()], a.clone()), seq(a.clone())], seq(a)),
+        ("scan", Some(2) | None) => {
+            f(vec![T::func(vec![a.clone(), a.clone()], a.clone()), seq(a.clone())], seq(a))
+        }
         ("exclusive_scan", Some(3) | None) => {
             f(vec![T::func(vec![a.clone(), a.clone()], a.clone()), a.clone(), seq(a.clone())], seq(a))
         }
@@ -1479,7 +1637,8 @@ pub fn literal_index(body: &Body, index: ExprId) -> Option<i64> {
 
 /// The help for a mismatch between two numeric types: the cast that fixes it.
 fn conversion_help(expected: &str, actual: &str) -> Option<String> {
-    let scalar = |s: &str| ["`i32`", "`i64`", "`f32`", "`f64`"].contains(&s).then(|| s.trim_matches('`').to_string());
+    let scalar =
+        |s: &str| ["`i32`", "`i64`", "`f32`", "`f64`"].contains(&s).then(|| s.trim_matches('`').to_string());
     match (scalar(expected), scalar(actual)) {
         (Some(to), Some(_)) => Some(format!("there are no implicit conversions: convert with `{to}(x)`")),
         _ => None,
@@ -1498,6 +1657,10 @@ fn check_function_values(body: &Body, types: &BodyTypes, diagnostics: &mut Vec<D
         let ty = types.expr(id as ExprId);
         let range = body.expr_range(id as ExprId);
         match expr {
+            hir::Expr::Literal(Literal::Int(i)) if *ty == Type::I32 && i32::try_from(*i).is_err() => diagnostics.push(
+                Diagnostic::new(Code::LiteralOutOfRange, range, format!("{i} does not fit in an i32"))
+                    .with_help("use a smaller value, or make it an `i64` with `i64(...)` around an expression of that type"),
+            ),
             hir::Expr::List(items) | hir::Expr::Tuple(items) if stores_function(ty) => {
                 let mut diagnostic = Diagnostic::new(
                     Code::FunctionInData,
@@ -1536,8 +1699,12 @@ fn check_function_values(body: &Body, types: &BodyTypes, diagnostics: &mut Vec<D
             && types.expr(*value).contains_func()
         {
             diagnostics.push(
-                Diagnostic::new(Code::UnsupportedFunctionValue, body.stmt_ranges[id], "a function cannot return a function")
-                    .with_label(body.expr_range(*value), format!("this is a function, `{}`", types.expr(*value))),
+                Diagnostic::new(
+                    Code::UnsupportedFunctionValue,
+                    body.stmt_ranges[id],
+                    "a function cannot return a function",
+                )
+                .with_label(body.expr_range(*value), format!("this is a function, `{}`", types.expr(*value))),
             );
         }
     }

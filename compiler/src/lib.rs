@@ -28,5 +28,11 @@ pub mod syntax;
 pub mod types;
 
 pub use check::{decode_source, file_diagnostics};
+
+/// Runs a step of a recursive walk over a program, growing the stack first if it runs low, so
+/// that a program nested as deep as it is long (`x + x + ... + x`) cannot overflow it.
+pub(crate) fn ensure_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, f)
+}
 pub use db::{Database, Db, SourceFile};
 pub use diagnostics::{Code, Diagnostic, Severity};

@@ -18,7 +18,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use rowan::{TextRange, TextSize};
 
-use crate::core::{self, Callee, ExprId as CoreExpr, FuncId, Literal, PrintArg, Prim, VarId};
+use crate::core::{self, Callee, ExprId as CoreExpr, FuncId, Literal, Prim, PrintArg, VarId};
 use crate::db::{Db, SourceFile};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::hir::{self, Body, Clause, ExprId, LambdaBody, LambdaId, LocalId, Pattern, Stmt, StmtId};
@@ -246,7 +246,8 @@ impl<'a> Mono<'a> {
             let mut changed = false;
             for (i, (_, calls)) in direct.iter().enumerate() {
                 for &callee in calls {
-                    let extra: Vec<String> = globals[callee as usize].difference(&globals[i]).cloned().collect();
+                    let extra: Vec<String> =
+                        globals[callee as usize].difference(&globals[i]).cloned().collect();
                     if !extra.is_empty() {
                         changed = true;
                         globals[i].extend(extra);
@@ -304,7 +305,8 @@ impl<'a> Mono<'a> {
                 let body = self.body_of(owner);
                 let name = format!("{}{}", body.name, type_suffix(&target.subst));
                 let mut ctx = self.new_ctx(owner, subst, name);
-                let slots: Vec<Slot> = self.globals_of[*index as usize].iter().cloned().map(Slot::Global).collect();
+                let slots: Vec<Slot> =
+                    self.globals_of[*index as usize].iter().cloned().map(Slot::Global).collect();
                 self.bind_free_slots(&mut ctx, &slots, &target.free_statics);
                 let params: Vec<LocalId> = body.params.iter().map(|p| p.local).collect();
                 self.bind_params(&mut ctx, &params, &target.param_statics);
@@ -316,7 +318,10 @@ impl<'a> Mono<'a> {
             TargetKind::Lambda(owner, lambda) => {
                 let body = self.body_of(*owner);
                 let info = &body.lambdas[*lambda as usize];
-                let label = info.name.clone().unwrap_or_else(|| format!("<lambda@{}>", u32::from(info.range.start())));
+                let label = info
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("<lambda@{}>", u32::from(info.range.start())));
                 let name = format!("{}.{label}{}", body.name, type_suffix(&target.subst));
                 let mut ctx = self.new_ctx(*owner, subst, name);
                 let slots = self.free_slots_of_lambda(body, *lambda);
@@ -326,7 +331,8 @@ impl<'a> Mono<'a> {
                     && let Some(local) = self.def_local(body, *lambda)
                 {
                     let captures: Vec<VarId> = ctx.builder.func.params.clone();
-                    let value = FnValue { target: Target { param_statics: Vec::new(), ..target.clone() }, captures };
+                    let value =
+                        FnValue { target: Target { param_statics: Vec::new(), ..target.clone() }, captures };
                     ctx.env.locals.insert(local, Value::Func(value));
                 }
                 let params: Vec<LocalId> = info.params.iter().map(|p| p.local).collect();
@@ -339,7 +345,8 @@ impl<'a> Mono<'a> {
                 ctx.builder.func.ret = ctx.builder.ty(result);
                 ctx.builder.func
             }
-            TargetKind::ComprehensionMap(owner, expr, clause) | TargetKind::ComprehensionFilter(owner, expr, clause) => {
+            TargetKind::ComprehensionMap(owner, expr, clause)
+            | TargetKind::ComprehensionFilter(owner, expr, clause) => {
                 let is_filter = matches!(target.kind, TargetKind::ComprehensionFilter(..));
                 let body = self.body_of(*owner);
                 let name = format!(
@@ -375,7 +382,11 @@ impl<'a> Mono<'a> {
                     self.lower_clauses(&mut ctx, *expr, *element, clauses, *clause + 1)
                 };
                 let ty = ctx.builder.ty(rest);
-                let result = ctx.builder.add(core::Expr::Let { pattern: core_pattern, value: read, body: rest }, ty.clone(), range);
+                let result = ctx.builder.add(
+                    core::Expr::Let { pattern: core_pattern, value: read, body: rest },
+                    ty.clone(),
+                    range,
+                );
                 ctx.builder.func.body = result;
                 ctx.builder.func.ret = ty;
                 ctx.builder.func
@@ -408,7 +419,8 @@ impl<'a> Mono<'a> {
             let value = match stat {
                 Some(target) => {
                     let types = self.capture_types(target);
-                    let captures: Vec<VarId> = types.into_iter().map(|t| ctx.builder.var("capture", t)).collect();
+                    let captures: Vec<VarId> =
+                        types.into_iter().map(|t| ctx.builder.var("capture", t)).collect();
                     ctx.builder.func.params.extend(&captures);
                     Value::Func(FnValue { target: target.clone(), captures })
                 }
@@ -438,7 +450,8 @@ impl<'a> Mono<'a> {
             let value = match statics.get(i).cloned().flatten() {
                 Some(target) => {
                     let types = self.capture_types(&target);
-                    let captures: Vec<VarId> = types.into_iter().map(|t| ctx.builder.var("capture", t)).collect();
+                    let captures: Vec<VarId> =
+                        types.into_iter().map(|t| ctx.builder.var("capture", t)).collect();
                     ctx.builder.func.params.extend(&captures);
                     Value::Func(FnValue { target, captures })
                 }
@@ -458,10 +471,13 @@ impl<'a> Mono<'a> {
         let subst: HashMap<TyVar, Type> = target.subst.iter().cloned().collect();
         let (owner, slots) = match &target.kind {
             TargetKind::Prelude(..) => return Vec::new(),
-            TargetKind::TopLevel(i) => {
-                (Owner::Function(*i), self.globals_of[*i as usize].iter().cloned().map(Slot::Global).collect())
+            TargetKind::TopLevel(i) => (
+                Owner::Function(*i),
+                self.globals_of[*i as usize].iter().cloned().map(Slot::Global).collect(),
+            ),
+            TargetKind::Lambda(owner, lambda) => {
+                (*owner, self.free_slots_of_lambda(self.body_of(*owner), *lambda))
             }
-            TargetKind::Lambda(owner, lambda) => (*owner, self.free_slots_of_lambda(self.body_of(*owner), *lambda)),
             TargetKind::ComprehensionMap(owner, e, c) => {
                 (*owner, self.free_slots_of_clause(self.body_of(*owner), *e, *c, false))
             }
@@ -528,7 +544,13 @@ impl<'a> Mono<'a> {
 
     /// Locals outside `scope` and top-level bindings read by these expressions and statements,
     /// nested closures included, in a stable order.
-    fn free_slots(&self, body: &Body, scope: hir::ScopeId, mut exprs: Vec<ExprId>, mut stmts: Vec<StmtId>) -> Vec<Slot> {
+    fn free_slots(
+        &self,
+        body: &Body,
+        scope: hir::ScopeId,
+        mut exprs: Vec<ExprId>,
+        mut stmts: Vec<StmtId>,
+    ) -> Vec<Slot> {
         let mut slots = BTreeSet::new();
         loop {
             if let Some(s) = stmts.pop() {
@@ -566,7 +588,11 @@ impl<'a> Mono<'a> {
             hir::Expr::Local(l) => match ctx.env.locals.get(l).cloned() {
                 Some(Value::Func(value)) => Some(self.instantiate_read(ctx, e, value)),
                 _ => {
-                    self.error(Code::UnsupportedFunctionValue, range + ctx.builder.offset, "this function is not known here");
+                    self.error(
+                        Code::UnsupportedFunctionValue,
+                        range + ctx.builder.offset,
+                        "this function is not known here",
+                    );
                     None
                 }
             },
@@ -575,7 +601,11 @@ impl<'a> Mono<'a> {
                     return match ctx.env.globals.get(name).cloned() {
                         Some(Value::Func(value)) => Some(self.instantiate_read(ctx, e, value)),
                         _ => {
-                            self.error(Code::UnsupportedFunctionValue, range + ctx.builder.offset, "this function is not known here");
+                            self.error(
+                                Code::UnsupportedFunctionValue,
+                                range + ctx.builder.offset,
+                                "this function is not known here",
+                            );
                             None
                         }
                     };
@@ -585,7 +615,13 @@ impl<'a> Mono<'a> {
                 let subst: Vec<(TyVar, Type)> =
                     scheme.vars.iter().zip(inst).map(|((v, _), t)| (*v, ctx.concrete(&t))).collect();
                 let slots: Vec<String> = self.globals_of[index as usize].clone();
-                self.make_fn(ctx, TargetKind::TopLevel(index), subst, slots.into_iter().map(Slot::Global).collect(), range)
+                self.make_fn(
+                    ctx,
+                    TargetKind::TopLevel(index),
+                    subst,
+                    slots.into_iter().map(Slot::Global).collect(),
+                    range,
+                )
             }
             hir::Expr::Prelude(name) => {
                 let ty = ctx.concrete(ctx.types.expr(e));
@@ -621,7 +657,9 @@ impl<'a> Mono<'a> {
         let TargetKind::Lambda(owner, lambda) = value.target.kind.clone() else { return value };
         let body = self.body_of(owner);
         let types = self.types_of(owner);
-        let Some(local) = self.def_local(body, lambda).or_else(|| lambda_binding(body, lambda)) else { return value };
+        let Some(local) = self.def_local(body, lambda).or_else(|| lambda_binding(body, lambda)) else {
+            return value;
+        };
         let Some(scheme) = types.scheme_of(local) else { return value };
         for ((v, _), t) in scheme.vars.iter().zip(inst) {
             let t = ctx.concrete(t);
@@ -649,7 +687,9 @@ impl<'a> Mono<'a> {
                 Slot::Global(name) => ctx.env.globals.get(name).cloned().or_else(|| {
                     // In main, top-level bindings are main's locals.
                     let local = ctx.body.locals.iter().position(|x| x.scope == 0 && &x.name == name)?;
-                    (ctx.owner == Owner::Main).then(|| ctx.env.locals.get(&(local as LocalId)).cloned()).flatten()
+                    (ctx.owner == Owner::Main)
+                        .then(|| ctx.env.locals.get(&(local as LocalId)).cloned())
+                        .flatten()
                 }),
             };
             match value {
@@ -683,9 +723,17 @@ impl<'a> Mono<'a> {
 
     /// Calls a function value with HIR arguments: function arguments become part of the
     /// instance, the others are passed.
-    fn call_fn(&mut self, ctx: &mut Ctx<'a>, value: FnValue, args: &[ExprId], range: TextRange, ty: Type) -> CoreExpr {
+    fn call_fn(
+        &mut self,
+        ctx: &mut Ctx<'a>,
+        value: FnValue,
+        args: &[ExprId],
+        range: TextRange,
+        ty: Type,
+    ) -> CoreExpr {
         let mut target = value.target;
-        let mut core_args: Vec<CoreExpr> = value.captures.iter().map(|&v| ctx.builder.read(v, range)).collect();
+        let mut core_args: Vec<CoreExpr> =
+            value.captures.iter().map(|&v| ctx.builder.read(v, range)).collect();
         for &arg in args {
             if matches!(ctx.concrete(ctx.types.expr(arg)), Type::Func(..)) {
                 match self.lower_fn(ctx, arg) {
@@ -738,12 +786,18 @@ impl<'a> Mono<'a> {
     // ---- Statements. ----
 
     fn lower_seq(&mut self, ctx: &mut Ctx<'a>, stmts: &[StmtId], end: &End) -> CoreExpr {
+        crate::ensure_stack(|| self.lower_seq_inner(ctx, stmts, end))
+    }
+
+    fn lower_seq_inner(&mut self, ctx: &mut Ctx<'a>, stmts: &[StmtId], end: &End) -> CoreExpr {
         let Some((&first, rest)) = stmts.split_first() else { return self.lower_end(ctx, end) };
         let body = ctx.body;
         let range = body.stmt_ranges[first as usize];
         match body.stmt(first) {
             Stmt::Assign { targets, value } => {
-                if let ([Pattern::Bind(local, _)], hir::Expr::Lambda(_)) = (targets.as_slice(), body.expr(*value)) {
+                if let ([Pattern::Bind(local, _)], hir::Expr::Lambda(_)) =
+                    (targets.as_slice(), body.expr(*value))
+                {
                     // A named lambda is a function value: no run-time code until it is called.
                     if let Some(f) = self.lower_fn(ctx, *value) {
                         ctx.env.locals.insert(*local, Value::Func(f));
@@ -773,14 +827,18 @@ impl<'a> Mono<'a> {
                 let slots = self.free_slots_of_lambda(body, *lambda);
                 let subst = ctx.subst_vec();
                 let name_range = body.lambdas[*lambda as usize].range;
-                if let Some(f) = self.make_fn(ctx, TargetKind::Lambda(ctx.owner, *lambda), subst, slots, name_range) {
+                if let Some(f) =
+                    self.make_fn(ctx, TargetKind::Lambda(ctx.owner, *lambda), subst, slots, name_range)
+                {
                     ctx.env.locals.insert(*local, Value::Func(f));
                 }
                 self.lower_seq(ctx, rest, end)
             }
             Stmt::If { cond, then, otherwise } => {
                 let cond_expr = self.lower_expr(ctx, *cond);
-                if matches!(end, End::Return) && (contains_return(body, then) || contains_return(body, otherwise)) {
+                if matches!(end, End::Return)
+                    && (contains_return(body, then) || contains_return(body, otherwise))
+                {
                     // Each branch continues with the rest of the block.
                     let saved = ctx.env.clone();
                     let then_stmts: Vec<StmtId> = then.iter().chain(rest).copied().collect();
@@ -802,8 +860,11 @@ impl<'a> Mono<'a> {
                 let else_expr = self.lower_seq(ctx, otherwise, &End::Values(joined.clone()));
                 ctx.env = saved;
                 let ty = ctx.builder.ty(then_expr);
-                let if_expr =
-                    ctx.builder.add(core::Expr::If { cond: cond_expr, then: then_expr, otherwise: else_expr }, ty, range);
+                let if_expr = ctx.builder.add(
+                    core::Expr::If { cond: cond_expr, then: then_expr, otherwise: else_expr },
+                    ty,
+                    range,
+                );
                 let pattern = self.rebind(ctx, &joined);
                 let rest_expr = self.lower_seq(ctx, rest, end);
                 self.let_(ctx, pattern, if_expr, rest_expr, range)
@@ -822,7 +883,8 @@ impl<'a> Mono<'a> {
                 let next = self.lower_seq(ctx, loop_body, &End::Values(carried.clone()));
                 ctx.env = saved;
                 let ty = ctx.builder.ty(init);
-                let loop_expr = ctx.builder.add(core::Expr::ForLoop { state, init, elem, seq, body: next }, ty, range);
+                let loop_expr =
+                    ctx.builder.add(core::Expr::ForLoop { state, init, elem, seq, body: next }, ty, range);
                 let after = self.rebind(ctx, &carried);
                 let rest_expr = self.lower_seq(ctx, rest, end);
                 self.let_(ctx, after, loop_expr, rest_expr, range)
@@ -836,8 +898,11 @@ impl<'a> Mono<'a> {
                 let next = self.lower_seq(ctx, loop_body, &End::Values(carried.clone()));
                 ctx.env = saved;
                 let ty = ctx.builder.ty(init);
-                let loop_expr =
-                    ctx.builder.add(core::Expr::WhileLoop { state, init, cond: cond_expr, body: next }, ty, range);
+                let loop_expr = ctx.builder.add(
+                    core::Expr::WhileLoop { state, init, cond: cond_expr, body: next },
+                    ty,
+                    range,
+                );
                 let after = self.rebind(ctx, &carried);
                 let rest_expr = self.lower_seq(ctx, rest, end);
                 self.let_(ctx, after, loop_expr, rest_expr, range)
@@ -879,7 +944,14 @@ impl<'a> Mono<'a> {
         }
     }
 
-    fn let_(&mut self, ctx: &mut Ctx<'a>, pattern: core::Pattern, value: CoreExpr, body: CoreExpr, range: TextRange) -> CoreExpr {
+    fn let_(
+        &mut self,
+        ctx: &mut Ctx<'a>,
+        pattern: core::Pattern,
+        value: CoreExpr,
+        body: CoreExpr,
+        range: TextRange,
+    ) -> CoreExpr {
         let ty = ctx.builder.ty(body);
         ctx.builder.add(core::Expr::Let { pattern, value, body }, ty, range)
     }
@@ -953,7 +1025,9 @@ impl<'a> Mono<'a> {
                     Type::Tuple(parts) if parts.len() == items.len() => parts.clone(),
                     _ => vec![Type::Tuple(vec![]); items.len()],
                 };
-                core::Pattern::Tuple(items.iter().zip(&parts).map(|(p, t)| self.bind_pattern(ctx, p, t)).collect())
+                core::Pattern::Tuple(
+                    items.iter().zip(&parts).map(|(p, t)| self.bind_pattern(ctx, p, t)).collect(),
+                )
             }
             Pattern::Invalid(_) => core::Pattern::Wildcard,
         }
@@ -962,6 +1036,10 @@ impl<'a> Mono<'a> {
     // ---- Expressions. ----
 
     fn lower_expr(&mut self, ctx: &mut Ctx<'a>, e: ExprId) -> CoreExpr {
+        crate::ensure_stack(|| self.lower_expr_inner(ctx, e))
+    }
+
+    fn lower_expr_inner(&mut self, ctx: &mut Ctx<'a>, e: ExprId) -> CoreExpr {
         let body = ctx.body;
         let range = body.expr_range(e);
         let ty = ctx.concrete(ctx.types.expr(e));
@@ -1078,19 +1156,40 @@ impl<'a> Mono<'a> {
     }
 
     /// `a < b < c`: each operand evaluated once, left to right, stopping at the first false.
-    fn lower_compare(&mut self, ctx: &mut Ctx<'a>, operands: &[ExprId], ops: &[hir::BinaryOp], range: TextRange) -> CoreExpr {
+    fn lower_compare(
+        &mut self,
+        ctx: &mut Ctx<'a>,
+        operands: &[ExprId],
+        ops: &[hir::BinaryOp],
+        range: TextRange,
+    ) -> CoreExpr {
         let first = self.lower_expr(ctx, operands[0]);
         if let ([op], [_, second]) = (ops, operands) {
             let second = self.lower_expr(ctx, *second);
-            return ctx.builder.add(core::Expr::Binary { op: *op, lhs: first, rhs: second }, Type::BOOL, range);
+            return ctx.builder.add(
+                core::Expr::Binary { op: *op, lhs: first, rhs: second },
+                Type::BOOL,
+                range,
+            );
         }
         let first_ty = ctx.builder.ty(first);
         let left = ctx.builder.var("cmp", first_ty);
         let rest = self.compare_chain(ctx, left, &operands[1..], ops, range);
-        ctx.builder.add(core::Expr::Let { pattern: core::Pattern::Var(left), value: first, body: rest }, Type::BOOL, range)
+        ctx.builder.add(
+            core::Expr::Let { pattern: core::Pattern::Var(left), value: first, body: rest },
+            Type::BOOL,
+            range,
+        )
     }
 
-    fn compare_chain(&mut self, ctx: &mut Ctx<'a>, left: VarId, operands: &[ExprId], ops: &[hir::BinaryOp], range: TextRange) -> CoreExpr {
+    fn compare_chain(
+        &mut self,
+        ctx: &mut Ctx<'a>,
+        left: VarId,
+        operands: &[ExprId],
+        ops: &[hir::BinaryOp],
+        range: TextRange,
+    ) -> CoreExpr {
         let right_value = self.lower_expr(ctx, operands[0]);
         let right_ty = ctx.builder.ty(right_value);
         let right = ctx.builder.var("cmp", right_ty);
@@ -1102,13 +1201,25 @@ impl<'a> Mono<'a> {
         } else {
             test
         };
-        ctx.builder.add(core::Expr::Let { pattern: core::Pattern::Var(right), value: right_value, body }, Type::BOOL, range)
+        ctx.builder.add(
+            core::Expr::Let { pattern: core::Pattern::Var(right), value: right_value, body },
+            Type::BOOL,
+            range,
+        )
     }
 
     /// Clauses from `index` on: `for p in s if c` is `map(λp. rest, filter(λp. c, s))`, and a
     /// later `for` clause flattens.
-    fn lower_clauses(&mut self, ctx: &mut Ctx<'a>, expr: ExprId, element: ExprId, clauses: &[Clause], index: usize) -> CoreExpr {
-        let Some(position) = (index..clauses.len()).find(|&i| matches!(clauses[i], Clause::For { .. })) else {
+    fn lower_clauses(
+        &mut self,
+        ctx: &mut Ctx<'a>,
+        expr: ExprId,
+        element: ExprId,
+        clauses: &[Clause],
+        index: usize,
+    ) -> CoreExpr {
+        let Some(position) = (index..clauses.len()).find(|&i| matches!(clauses[i], Clause::For { .. }))
+        else {
             return self.lower_expr(ctx, element);
         };
         let Clause::For { iterable, .. } = &clauses[position] else { unreachable!("found a `for` clause") };
@@ -1116,17 +1227,34 @@ impl<'a> Mono<'a> {
         let mut seq = self.lower_expr(ctx, *iterable);
         let seq_ty = ctx.builder.ty(seq);
         if !filters_after(clauses, position).is_empty() {
-            let callee = self.comprehension_callee(ctx, TargetKind::ComprehensionFilter(ctx.owner, expr, position), range);
-            seq = ctx.builder.add(core::Expr::Prim { prim: Prim::Filter, args: vec![seq], funcs: callee }, seq_ty, range);
+            let callee = self.comprehension_callee(
+                ctx,
+                TargetKind::ComprehensionFilter(ctx.owner, expr, position),
+                range,
+            );
+            seq = ctx.builder.add(
+                core::Expr::Prim { prim: Prim::Filter, args: vec![seq], funcs: callee },
+                seq_ty,
+                range,
+            );
         }
-        let callee = self.comprehension_callee(ctx, TargetKind::ComprehensionMap(ctx.owner, expr, position), range);
+        let callee =
+            self.comprehension_callee(ctx, TargetKind::ComprehensionMap(ctx.owner, expr, position), range);
         let ret = callee.first().map(|c| self.functions_ret(c.func)).unwrap_or(Type::Tuple(vec![]));
         let nested = clauses[position + 1..].iter().any(|c| matches!(c, Clause::For { .. }));
         let mapped_ty = Type::seq(ret.clone());
-        let mapped = ctx.builder.add(core::Expr::Prim { prim: Prim::Map, args: vec![seq], funcs: callee }, mapped_ty, range);
+        let mapped = ctx.builder.add(
+            core::Expr::Prim { prim: Prim::Map, args: vec![seq], funcs: callee },
+            mapped_ty,
+            range,
+        );
         if nested {
             let flat_ty = ret.elem().cloned().map(Type::seq).unwrap_or(ret);
-            return ctx.builder.add(core::Expr::Prim { prim: Prim::Flatten, args: vec![mapped], funcs: Vec::new() }, flat_ty, range);
+            return ctx.builder.add(
+                core::Expr::Prim { prim: Prim::Flatten, args: vec![mapped], funcs: Vec::new() },
+                flat_ty,
+                range,
+            );
         }
         mapped
     }
@@ -1161,7 +1289,14 @@ impl<'a> Mono<'a> {
         result.unwrap_or_else(|| ctx.builder.add(core::Expr::Literal(Literal::Bool(true)), Type::BOOL, range))
     }
 
-    fn lower_prelude_call(&mut self, ctx: &mut Ctx<'a>, name: &str, args: &[ExprId], range: TextRange, ty: Type) -> CoreExpr {
+    fn lower_prelude_call(
+        &mut self,
+        ctx: &mut Ctx<'a>,
+        name: &str,
+        args: &[ExprId],
+        range: TextRange,
+        ty: Type,
+    ) -> CoreExpr {
         let body = ctx.body;
         if matches!(name, "load_npy" | "load_csv") {
             let path = args
@@ -1172,7 +1307,11 @@ impl<'a> Mono<'a> {
                 })
                 .unwrap_or_default();
             let prim = if name == "load_npy" { Prim::LoadNpy(path) } else { Prim::LoadCsv(path) };
-            return ctx.builder.add(core::Expr::Prim { prim, args: Vec::new(), funcs: Vec::new() }, ty, range);
+            return ctx.builder.add(
+                core::Expr::Prim { prim, args: Vec::new(), funcs: Vec::new() },
+                ty,
+                range,
+            );
         }
         let mut funcs = Vec::new();
         let mut values = Vec::new();
@@ -1186,12 +1325,24 @@ impl<'a> Mono<'a> {
         self.prim_call(ctx, name, values, funcs, range, ty)
     }
 
-    fn prim_call(&mut self, ctx: &mut Ctx<'a>, name: &str, args: Vec<CoreExpr>, funcs: Vec<Callee>, range: TextRange, ty: Type) -> CoreExpr {
+    fn prim_call(
+        &mut self,
+        ctx: &mut Ctx<'a>,
+        name: &str,
+        args: Vec<CoreExpr>,
+        funcs: Vec<Callee>,
+        range: TextRange,
+        ty: Type,
+    ) -> CoreExpr {
         let arity = args.len() + funcs.len();
         let prim = match prim_of(name, arity) {
             Some(prim) => prim,
             None => {
-                self.error(Code::WrongArity, range + ctx.builder.offset, format!("`{name}` cannot be called this way"));
+                self.error(
+                    Code::WrongArity,
+                    range + ctx.builder.offset,
+                    format!("`{name}` cannot be called this way"),
+                );
                 return ctx.builder.unit(range);
             }
         };

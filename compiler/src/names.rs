@@ -554,7 +554,12 @@ mod tests {
             };
             res.push_str(&format!("{name}@{} -> {target}\n", u32::from(range.start())));
         }
-        let codes: Vec<&str> = file_diagnostics(&db, file).iter().map(|d| d.code.as_str()).collect();
+        // Name resolution's own findings; later passes (types) are tested elsewhere.
+        let codes: Vec<&str> = file_diagnostics(&db, file)
+            .iter()
+            .filter(|d| d.code.as_str() < "E0204" || d.code.as_str().starts_with('W'))
+            .map(|d| d.code.as_str())
+            .collect();
         res.push_str(&format!("diagnostics: {codes:?}\n"));
         expect.assert_eq(&res);
     }

@@ -1,5 +1,6 @@
 //! No input makes the front end panic or hang: every prefix of every sample and test program, and
-//! random byte mutations of each, go through the parser and the whole check, each within a bound.
+//! random byte mutations of each, go through the parser and the whole check (and, when that is
+//! clean, specialisation to the core), each within a bound.
 
 mod common;
 
@@ -29,6 +30,11 @@ fn check_bounded(db: &mut Database, file: SourceFile, bytes: &[u8], origin: &str
         let parse = syntax::parse(&text);
         assert_eq!(parse.syntax().to_string(), text, "the tree is lossless");
         file.set_text(db).to(text.clone());
+        // An input that checks clean is also specialised to the core, the last compile step.
+        let clean = !file_diagnostics(db, file).iter().any(|d| d.is_error());
+        if clean {
+            let _ = weft_compiler::mono::core_program(db, file);
+        }
         file_diagnostics(db, file).len()
     }));
     let elapsed = started.elapsed();

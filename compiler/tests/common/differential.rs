@@ -74,7 +74,8 @@ pub fn run(executor: Executor, path: &Path) -> Outcome {
 }
 
 fn run_backend(backend: Backend, path: &Path) -> Outcome {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let db = Database::default();
     let file = SourceFile::new(&db, path.display().to_string(), text.clone());
     let mut host = CapturingHost { stdout: String::new() };
