@@ -15,7 +15,7 @@ fn main() {
     let path = std::env::args().nth(1).expect("usage: phase_times FILE");
     let text = std::fs::read_to_string(&path).expect("a readable UTF-8 file");
     let rounds = 20;
-    let mut totals = [0.0f64; 8];
+    let mut totals = [0.0f64; 11];
     for _ in 0..rounds {
         let db = Database::default();
         let file = SourceFile::new(&db, path.clone(), text.clone());
@@ -43,8 +43,20 @@ fn main() {
         lap(5);
         top_level_statement_names(&db, file);
         lap(6);
-        file_diagnostics(&db, file);
+        for function in &functions {
+            weft_compiler::hir::function_hir(&db, *function);
+        }
+        weft_compiler::hir::top_level_hir(&db, file);
         lap(7);
+        weft_compiler::infer::binding_groups(&db, file);
+        lap(8);
+        for function in &functions {
+            weft_compiler::infer::function_types(&db, *function);
+        }
+        weft_compiler::infer::top_level_types(&db, file);
+        lap(9);
+        file_diagnostics(&db, file);
+        lap(10);
     }
     let names = [
         "parse",
@@ -54,6 +66,9 @@ fn main() {
         "top-level names",
         "function names",
         "top-level statements",
+        "HIR",
+        "binding groups",
+        "types",
         "collect diagnostics",
     ];
     for (name, total) in names.iter().zip(totals) {

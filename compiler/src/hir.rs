@@ -13,7 +13,7 @@ use rowan::TextRange;
 
 use crate::db::{Db, SourceFile};
 use crate::diagnostics::{Code, Diagnostic};
-use crate::items::{Function, file_functions};
+use crate::items::Function;
 use crate::names::top_level_names;
 use crate::parsed::parsed_file;
 use crate::prelude::is_prelude_name;
@@ -313,7 +313,7 @@ pub enum Stmt {
 pub fn function_hir<'db>(db: &'db dyn Db, function: Function<'db>) -> Body {
     let file = function.file(db);
     let def = function.syntax_node(db);
-    let mut lowerer = Lowerer::new(db, file, false);
+    let mut lowerer = Lowerer::new(db, file);
     lowerer.body.name = function.name(db).clone();
     lowerer.lower_function_def(&def);
     lowerer.body
@@ -323,7 +323,7 @@ pub fn function_hir<'db>(db: &'db dyn Db, function: Function<'db>) -> Body {
 #[salsa::tracked(returns(ref))]
 pub fn top_level_hir(db: &dyn Db, file: SourceFile) -> Body {
     let root = parsed_file(db, file).syntax();
-    let mut lowerer = Lowerer::new(db, file, true);
+    let mut lowerer = Lowerer::new(db, file);
     lowerer.body.name = "<top level>".to_string();
     lowerer.body.name_range = root.text_range();
     let statements: Vec<SyntaxNode> = root.children().filter(|n| n.kind() != FUNCTION_DEF).collect();
@@ -336,19 +336,13 @@ struct Lowerer<'a> {
     body: Body,
     /// The innermost scope last; each maps a name to its local.
     scopes: Vec<(ScopeId, HashMap<String, LocalId>)>,
+    /// Every top-level name, functions included.
     top_level: &'a std::collections::BTreeSet<String>,
-    function_names: Vec<String>,
 }
 
 impl<'a> Lowerer<'a> {
-    fn new(db: &'a dyn Db, file: SourceFile, _is_top_level: bool) -> Self {
-        let function_names = file_functions(db, file).iter().map(|f| f.name(db).clone()).collect();
-        Lowerer {
-            body: Body::default(),
-            scopes: Vec::new(),
-            top_level: top_level_names(db, file),
-            function_names,
-        }
+    fn new(db: &'a dyn Db, file: SourceFile) -> Self {
+        Lowerer { body: Body::default(), scopes: Vec::new(), top_level: top_level_names(db, file) }
     }
 
     fn alloc_expr(&mut self, expr: Expr, range: TextRange) -> ExprId {
@@ -401,7 +395,7 @@ impl<'a> Lowerer<'a> {
                 return Expr::Local(local);
             }
         }
-        if self.top_level.contains(name) || self.function_names.iter().any(|f| f == name) {
+        if self.top_level.contains(name) {
             Expr::Global(name.to_string())
         } else if is_prelude_name(name) {
             Expr::Prelude(name.to_string())
@@ -450,7 +444,7 @@ impl<'a> Lowerer<'a> {
         let range = node.text_range();
         match node.kind() {
             NAME_REF => {
-                let name = identifier_key(&node.text().to_string());
+                let name = name_text(node);
                 if let Some(scalar) = Scalar::from_name(&name) {
                     TypeRef::Scalar(scalar, range)
                 } else if name.len() == 1 && name.chars().all(|c| c.is_ascii_lowercase()) {
@@ -605,7 +599,7 @@ impl<'a> Lowerer<'a> {
         let range = node.text_range();
         match node.kind() {
             NAME_REF => {
-                let name = identifier_key(&node.text().to_string());
+                let name = name_text(node);
                 match self.resolve_local(&name) {
                     Some(local) => Pattern::Bind(local, range),
                     None => Pattern::Invalid(range),
@@ -643,7 +637,10 @@ impl<'a> Lowerer<'a> {
 
     fn expr_of(&mut self, node: &SyntaxNode) -> Expr {
         match node.kind() {
-            NAME_REF => self.resolve(&identifier_key(&node.text().to_string())),
+            NAME_REF => match node.first_token() {
+                Some(token) => self.resolve(&identifier_key(token.text())),
+                None => Expr::Missing,
+            },
             LITERAL => literal(node).map_or(Expr::Missing, Expr::Literal),
             PAREN_EXPR => match expr_nodes(node).next() {
                 Some(inner) => self.expr_of(&inner),
@@ -798,6 +795,11 @@ impl<'a> Lowerer<'a> {
     }
 }
 
+/// A `NAME_REF`'s name, normalised as Python compares names.
+fn name_text(node: &SyntaxNode) -> String {
+    node.first_token().map(|t| identifier_key(t.text())).unwrap_or_default()
+}
+
 fn expr_nodes(node: &SyntaxNode) -> impl Iterator<Item = SyntaxNode> + use<> {
     node.children().filter(|n| is_expression(n.kind()))
 }
@@ -828,7 +830,7 @@ fn collect_bound_names(node: &SyntaxNode, out: &mut Vec<(String, TextRange)>) {
 
 fn collect_target_names(node: &SyntaxNode, out: &mut Vec<(String, TextRange)>) {
     match node.kind() {
-        NAME_REF => out.push((identifier_key(&node.text().to_string()), node.text_range())),
+        NAME_REF => out.push((name_text(node), node.text_range())),
         TUPLE_EXPR | LIST_EXPR | PAREN_EXPR => expr_nodes(node).for_each(|n| collect_target_names(&n, out)),
         _ => {}
     }

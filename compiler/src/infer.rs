@@ -82,19 +82,43 @@ pub enum Binding {
     Main,
 }
 
-/// The binding groups of a file, dependencies first.
+/// A file's top-level functions by name, sorted; a name defined twice maps to its last `def`
+/// (the one Python's rebinding leaves in place).
 #[salsa::tracked(returns(ref))]
-pub fn binding_groups(db: &dyn Db, file: SourceFile) -> Vec<Vec<Binding>> {
+pub fn functions_by_name(db: &dyn Db, file: SourceFile) -> Vec<(String, u32)> {
+    let mut names: Vec<(String, u32)> =
+        file_functions(db, file).iter().enumerate().map(|(i, f)| (f.name(db).clone(), i as u32)).collect();
+    names.sort();
+    names.reverse();
+    names.dedup_by(|later, earlier| later.0 == earlier.0);
+    names.reverse();
+    names
+}
+
+/// The index (in `file_functions`) of the top-level function a name denotes.
+pub fn function_index(db: &dyn Db, file: SourceFile, name: &str) -> Option<u32> {
+    let names = functions_by_name(db, file);
+    names.binary_search_by(|(n, _)| n.as_str().cmp(name)).ok().map(|i| names[i].1)
+}
+
+/// The binding groups of a file, dependencies first, and which group each binding is in.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct BindingGroups {
+    pub groups: Vec<Vec<Binding>>,
+    /// By function index, then main last.
+    pub group_of: Vec<u32>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn binding_groups(db: &dyn Db, file: SourceFile) -> BindingGroups {
     let functions = file_functions(db, file);
-    let index_of: HashMap<&str, u32> =
-        functions.iter().enumerate().map(|(i, f)| (f.name(db).as_str(), i as u32)).collect();
     let edges_of = |body: &Body| -> Vec<Binding> {
         let mut edges: Vec<Binding> = body
             .exprs
             .iter()
             .filter_map(|e| match e {
                 hir::Expr::Global(name) => {
-                    Some(index_of.get(name.as_str()).map_or(Binding::Main, |&i| Binding::Function(i)))
+                    Some(function_index(db, file, name).map_or(Binding::Main, Binding::Function))
                 }
                 _ => None,
             })
@@ -116,10 +140,17 @@ pub fn binding_groups(db: &dyn Db, file: SourceFile) -> Vec<Vec<Binding>> {
         Binding::Function(i) => i as usize,
         Binding::Main => functions.len(),
     };
-    tarjan(nodes.len(), &|n| edges[n].iter().map(|&b| position(b)).collect())
+    let groups: Vec<Vec<Binding>> = tarjan(nodes.len(), &|n| edges[n].iter().map(|&b| position(b)).collect())
         .into_iter()
         .map(|group| group.into_iter().map(|n| nodes[n]).collect())
-        .collect()
+        .collect();
+    let mut group_of = vec![0; nodes.len()];
+    for (g, group) in groups.iter().enumerate() {
+        for &b in group {
+            group_of[position(b)] = g as u32;
+        }
+    }
+    BindingGroups { groups, group_of }
 }
 
 /// Strongly connected components, each after the components it depends on (iterative Tarjan).
@@ -178,7 +209,12 @@ fn tarjan(count: usize, successors: &dyn Fn(usize) -> Vec<usize>) -> Vec<Vec<usi
 }
 
 fn group_of(db: &dyn Db, file: SourceFile, binding: Binding) -> &[Binding] {
-    binding_groups(db, file).iter().find(|g| g.contains(&binding)).map(Vec::as_slice).unwrap_or(&[])
+    let groups = binding_groups(db, file);
+    let position = match binding {
+        Binding::Function(i) => i as usize,
+        Binding::Main => groups.group_of.len() - 1,
+    };
+    groups.group_of.get(position).map_or(&[], |&g| groups.groups[g as usize].as_slice())
 }
 
 /// The types of one top-level function.
@@ -200,6 +236,13 @@ pub fn function_types<'db>(db: &'db dyn Db, function: Function<'db>) -> Function
     let (_, mut results) = inferrer.finish();
     let position = group.iter().position(|b| *b == Binding::Function(index)).unwrap_or(0);
     results.swap_remove(position).1
+}
+
+/// A function's type scheme alone: what its callers depend on, so that an edit to its body
+/// that keeps its type does not re-infer them.
+#[salsa::tracked(returns(ref))]
+pub fn function_scheme<'db>(db: &'db dyn Db, function: Function<'db>) -> Scheme {
+    function_types(db, function).scheme.clone()
 }
 
 /// The types of the top-level statements (and of the functions in main's group).
@@ -1153,8 +1196,8 @@ impl<'a> GroupInferrer<'a> {
             state.group_reads.push((id, name.to_string()));
             return ty.clone();
         }
-        if let Some(function) = self.functions.iter().rev().find(|f| f.name(self.db) == name) {
-            let scheme = function_types(self.db, *function).scheme.clone();
+        if let Some(index) = function_index(self.db, self.file, name) {
+            let scheme = function_scheme(self.db, self.functions[index as usize]).clone();
             let (ty, inst) = self.instantiate(&scheme);
             state.instantiations.push((id, inst));
             return ty;

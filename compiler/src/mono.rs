@@ -197,7 +197,7 @@ impl<'a> Mono<'a> {
     }
 
     fn function_index(&self, name: &str) -> Option<u32> {
-        self.items.iter().rposition(|f| f.name(self.db) == name).map(|i| i as u32)
+        crate::infer::function_index(self.db, self.file, name)
     }
 
     fn body_of(&self, owner: Owner) -> &'a Body {
