@@ -52,8 +52,9 @@ enum TargetKind {
     /// The function a comprehension maps (or, with `filter`, tests) at its `clause`-th clause.
     ComprehensionMap(Owner, ExprId, usize),
     ComprehensionFilter(Owner, ExprId, usize),
-    /// A prelude function passed as a value, at a concrete type.
-    Prelude(String, Type),
+    /// A prelude function passed as a value, at a concrete type; the span (absolute) is where
+    /// it was passed, which is where its run-time errors point.
+    Prelude(String, Type, TextRange),
 }
 
 /// Which code a function value runs, and at which types: the key of an instance.
@@ -299,7 +300,7 @@ impl<'a> Mono<'a> {
     fn build_instance(&mut self, target: &Target) -> core::Function {
         let subst: HashMap<TyVar, Type> = target.subst.iter().cloned().collect();
         match &target.kind {
-            TargetKind::Prelude(name, ty) => self.prelude_wrapper(name, ty),
+            TargetKind::Prelude(name, ty, range) => self.prelude_wrapper(name, ty, *range),
             TargetKind::TopLevel(index) => {
                 let owner = Owner::Function(*index);
                 let body = self.body_of(owner);
@@ -627,7 +628,7 @@ impl<'a> Mono<'a> {
                 let ty = ctx.concrete(ctx.types.expr(e));
                 Some(FnValue {
                     target: Target {
-                        kind: TargetKind::Prelude(name.clone(), ty),
+                        kind: TargetKind::Prelude(name.clone(), ty, range + ctx.builder.offset),
                         subst: Vec::new(),
                         free_statics: Vec::new(),
                         param_statics: Vec::new(),
@@ -748,7 +749,7 @@ impl<'a> Mono<'a> {
                 core_args.push(self.lower_expr(ctx, arg));
             }
         }
-        if let TargetKind::Prelude(name, _) = &target.kind {
+        if let TargetKind::Prelude(name, ..) = &target.kind {
             let name = name.clone();
             return self.prim_call(ctx, &name, core_args, Vec::new(), range, ty);
         }
@@ -764,10 +765,9 @@ impl<'a> Mono<'a> {
         Some(Callee { func, captures })
     }
 
-    fn prelude_wrapper(&mut self, name: &str, ty: &Type) -> core::Function {
+    fn prelude_wrapper(&mut self, name: &str, ty: &Type, range: TextRange) -> core::Function {
         let mut builder = Builder::new(format!("{name}{}", type_suffix(&[(0, ty.clone())])), 0.into());
         let Type::Func(params, ret) = ty else { return builder.func };
-        let range = TextRange::default();
         let args: Vec<CoreExpr> = params
             .iter()
             .map(|p| {
