@@ -442,11 +442,15 @@ impl<'a> GroupInferrer<'a> {
         }
         if let Some(mut state) = main_state {
             let root = state.body.root.clone();
+            // Which of main's locals a statement so far has bound: the others keep their types
+            // open for the statement that will bind them.
+            let mut assigned = vec![false; state.body.locals.len()];
             for stmt in root {
                 self.infer_stmt(&mut state, stmt);
                 self.main_local_types = state.local_types.clone();
                 self.main_local_schemes = state.local_schemes.clone();
-                self.default_all();
+                mark_assigned(state.body, stmt, &mut assigned);
+                self.default_all(&assigned);
             }
             flow::check_top_level(state.body, &mut state.diagnostics);
             self.outputs.push((Binding::Main, state));
@@ -685,13 +689,14 @@ impl<'a> GroupInferrer<'a> {
 
     /// Defaults after a top-level statement. Main's locals not bound yet keep their variables
     /// (a later statement binds them); everything before the watermark is bound or generic.
-    fn default_all(&mut self) {
+    fn default_all(&mut self, assigned: &[bool]) {
         let mut keep = self.generic.clone();
-        for ty in self.main_local_types.iter().chain(&self.late_defaults) {
-            if let Type::Var(v) = self.shallow(ty) {
-                keep.insert(v);
-            }
+        let unassigned = self.main_local_types.iter().zip(assigned).filter(|(_, a)| !**a).map(|(t, _)| t);
+        let mut vars = Vec::new();
+        for ty in unassigned.chain(&self.late_defaults) {
+            self.zonk(ty).vars(&mut vars);
         }
+        keep.extend(vars);
         self.default_except(&keep);
         self.defaulted_up_to = self.bindings.len();
     }
@@ -1659,6 +1664,27 @@ fn prelude_signature(
         ("random_f32", Some(2) | None) => f(vec![T::I32, T::I32], seq(T::F32)),
         ("random_i32", Some(4) | None) => f(vec![T::I32; 4], seq(T::I32)),
         _ => None,
+    }
+}
+
+/// Marks the locals a statement binds (in any branch or loop body).
+fn mark_assigned(body: &Body, stmt: hir::StmtId, assigned: &mut [bool]) {
+    let mut locals = Vec::new();
+    match body.stmt(stmt) {
+        Stmt::Assign { targets, .. } => targets.iter().for_each(|t| t.locals(&mut locals)),
+        Stmt::For { pattern, body: block, .. } => {
+            pattern.locals(&mut locals);
+            block.iter().for_each(|&s| mark_assigned(body, s, assigned));
+        }
+        Stmt::While { body: block, .. } => block.iter().for_each(|&s| mark_assigned(body, s, assigned)),
+        Stmt::If { then, otherwise, .. } => {
+            then.iter().chain(otherwise).for_each(|&s| mark_assigned(body, s, assigned))
+        }
+        Stmt::Def { local, .. } => locals.push(*local),
+        Stmt::Return(_) | Stmt::Assert { .. } | Stmt::Expr(_) | Stmt::Print(_) => {}
+    }
+    for local in locals {
+        assigned[local as usize] = true;
     }
 }
 

@@ -1,4 +1,5 @@
-//! Incrementality: an edit inside one function re-runs that function's queries and no other's.
+//! Incrementality: an edit inside one function re-runs that function's queries (syntax, names, HIR
+//! and types) and no other's, as long as its type scheme is unchanged.
 //! The test counts query executions through the database's execution log.
 
 use salsa::Setter;
@@ -27,7 +28,8 @@ fn count(log: &[String], query: &str) -> usize {
     log.iter().filter(|entry| entry.starts_with(&format!("{query}("))).count()
 }
 
-const PER_FUNCTION_QUERIES: &[&str] = &["function_signature", "function_body", "function_names"];
+const PER_FUNCTION_QUERIES: &[&str] =
+    &["function_signature", "function_body", "function_names", "function_hir", "function_types"];
 
 #[test]
 fn editing_one_function_reruns_only_its_queries() {
@@ -102,4 +104,24 @@ fn diagnostics_of_untouched_functions_move_with_the_edit() {
     assert_eq!(after.len(), 1, "{after:?}");
     assert_eq!(after[0].range, before[0].range + rowan::TextSize::of(inserted));
     assert_eq!(&edited[after[0].range], "unused");
+}
+
+#[test]
+fn changing_a_functions_type_reinfers_its_callers_and_nothing_else() {
+    let (mut db, log) = Database::with_execution_log();
+    let text = "def g(x: i32) -> i32:\n    return x\n\ndef f(y: i32) -> i32:\n    return g(y)\n\n\
+                def h(z: i32) -> i32:\n    return z\n";
+    let file = SourceFile::new(&db, "types.weft".to_string(), text.to_string());
+    assert!(file_diagnostics(&db, file).is_empty());
+    log.take();
+
+    file.set_text(&mut db).to(text.replace("def g(x: i32) -> i32", "def g(x: f32) -> f32"));
+    let diagnostics = file_diagnostics(&db, file).clone();
+    let run = log.take();
+    // g's new scheme reaches its caller f, which is now wrong; h does not call g.
+    assert!(
+        !diagnostics.is_empty() && diagnostics.iter().all(|d| d.code.as_str() == "E0300"),
+        "{diagnostics:?}"
+    );
+    assert_eq!(count(&run, "function_types"), 2, "g and f only: {run:?}");
 }
