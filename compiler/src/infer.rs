@@ -734,8 +734,16 @@ impl<'a> GroupInferrer<'a> {
         (ty, fresh)
     }
 
-    /// Generalises a nested function's type over the variables no enclosing binding mentions.
-    fn generalise_nested(&mut self, state: &BodyState<'a>, scope: hir::ScopeId, ty: &Type) -> Scheme {
+    /// Generalises a nested function's type (`binding` is the name it is bound to, `scope` its
+    /// own scope) over the variables that nothing outside it mentions: not the locals of the
+    /// scopes around it, which it may capture, nor the enclosing functions' results.
+    fn generalise_nested(
+        &mut self,
+        state: &BodyState<'a>,
+        scope: hir::ScopeId,
+        binding: LocalId,
+        ty: &Type,
+    ) -> Scheme {
         let ty = self.zonk(ty);
         let mut candidates = Vec::new();
         ty.vars(&mut candidates);
@@ -744,7 +752,7 @@ impl<'a> GroupInferrer<'a> {
         }
         let mut outside = Vec::new();
         for (id, local) in state.body.locals.iter().enumerate() {
-            if !state.body.scope_within(local.scope, scope) {
+            if id as LocalId != binding && !state.body.scope_within(local.scope, scope) {
                 self.zonk(&state.local_types[id]).vars(&mut outside);
             }
         }
@@ -908,9 +916,7 @@ impl<'a> GroupInferrer<'a> {
                     (targets.as_slice(), body.expr(*value))
                 {
                     let scope = body.lambdas[*lambda as usize].scope;
-                    let parent = body.scope_parents[scope as usize].unwrap_or(0);
-                    let scheme = self.generalise_nested(state, parent, &ty);
-                    let scheme = self.restrict_to_scope(state, scheme, scope);
+                    let scheme = self.generalise_nested(state, scope, *local, &ty);
                     state.local_schemes.push((*local, scheme));
                 }
             }
@@ -997,23 +1003,15 @@ impl<'a> GroupInferrer<'a> {
                 let local_ty = state.local_types[*local as usize].clone();
                 let _ = self.unify(&local_ty, &ty);
                 let scope = body.lambdas[*lambda as usize].scope;
-                let parent = body.scope_parents[scope as usize].unwrap_or(0);
-                let scheme = self.generalise_nested(state, parent, &ty);
-                let scheme = self.restrict_to_scope(state, scheme, scope);
+                let scheme = self.generalise_nested(state, scope, *local, &ty);
                 state.local_schemes.push((*local, scheme));
             }
         }
     }
 
-    /// Recursive uses inside a nested function are monomorphic, so its own scheme is enough.
-    fn restrict_to_scope(&self, _state: &BodyState<'a>, scheme: Scheme, _scope: hir::ScopeId) -> Scheme {
-        scheme
-    }
-
     fn expect_bool(&mut self, state: &mut BodyState<'a>, expr: ExprId, what: &'static str) {
         let ty = self.infer_expr(state, expr, None);
         let origin = Origin { range: state.body.expr_range(expr), other: None, what };
-        let _ = what;
         self.require(state, &Type::BOOL, &ty, origin);
     }
 

@@ -114,3 +114,18 @@ fn ordering_and_equality_follow_the_classes() {
         "#]],
     );
 }
+
+#[test]
+fn a_nested_function_is_not_generalised_over_what_it_captures() {
+    // `g` captures `x`, so `g(1.5)` makes `x` a float too: `f` takes floats only (a literal `1` is one; an `i32` is not).
+    check(
+        "def f(x):\n    def g(y):\n        return x + y\n    return g(1.5)\n\none = f(1)\nn = 2\nwrong = f(n)\n",
+        expect![[r#"
+            def f: Float a => a -> a
+            one: f32
+            n: i32
+            wrong: f32
+            diagnostics: ["E0300"]
+        "#]],
+    );
+}
