@@ -338,9 +338,7 @@ impl fmt::Display for Program {
         for (id, function) in self.functions.iter().enumerate() {
             write!(f, "fn#{id} ")?;
             function.fmt(f)?;
-            f.write_str("\n")?;
         }
-        f.write_str("main ")?;
         self.main.fmt(f)
     }
 }
@@ -388,6 +386,10 @@ impl Function {
 
     /// Statement-like forms (`let`, loops, `if`) go on their own lines; the rest inline.
     fn write_expr(&self, out: &mut String, id: ExprId, depth: usize) {
+        crate::ensure_stack(|| self.write_expr_inner(out, id, depth))
+    }
+
+    fn write_expr_inner(&self, out: &mut String, id: ExprId, depth: usize) {
         let pad = "  ".repeat(depth);
         let _ = match self.expr(id) {
             Expr::Let { pattern, value, body } => {

@@ -641,7 +641,22 @@ impl<'a> Lowerer<'a> {
                 Some(token) => self.resolve(&identifier_key(token.text())),
                 None => Expr::Missing,
             },
-            LITERAL => literal(node).map_or(Expr::Missing, Expr::Literal),
+            LITERAL => match literal(node) {
+                Some(literal) => Expr::Literal(literal),
+                None => {
+                    if node.first_token().is_some_and(|t| t.kind() == INT_NUMBER) {
+                        self.body.diagnostics.push(
+                            Diagnostic::new(
+                                Code::LiteralOutOfRange,
+                                node.text_range(),
+                                "this integer does not fit in 64 bits",
+                            )
+                            .with_help("Weft's widest integer type is i64; write a float (`9.3e18`) if you need the magnitude"),
+                        );
+                    }
+                    Expr::Missing
+                }
+            },
             PAREN_EXPR => match expr_nodes(node).next() {
                 Some(inner) => self.expr_of(&inner),
                 None => Expr::Missing,

@@ -445,12 +445,25 @@ impl<'a> GroupInferrer<'a> {
             // Which of main's locals a statement so far has bound: the others keep their types
             // open for the statement that will bind them.
             let mut assigned = vec![false; state.body.locals.len()];
+            // Comprehension and lambda variables, by the statement they appear in.
+            let nested: Vec<(usize, TextRange)> = (state.body.locals.iter().enumerate())
+                .filter(|(_, l)| l.scope != 0)
+                .map(|(i, l)| (i, l.range))
+                .collect();
             for stmt in root {
                 self.infer_stmt(&mut state, stmt);
                 self.main_local_types = state.local_types.clone();
                 self.main_local_schemes = state.local_schemes.clone();
+                let before = assigned.clone();
                 mark_assigned(state.body, stmt, &mut assigned);
-                self.default_all(&assigned);
+                let stmt_range = state.body.stmt_ranges[stmt as usize];
+                for &(local, range) in &nested {
+                    if stmt_range.contains_range(range) {
+                        assigned[local] = true;
+                    }
+                }
+                let newly: Vec<usize> = (0..assigned.len()).filter(|&l| assigned[l] && !before[l]).collect();
+                self.default_all(&assigned, &newly);
             }
             flow::check_top_level(state.body, &mut state.diagnostics);
             self.outputs.push((Binding::Main, state));
@@ -621,8 +634,10 @@ impl<'a> GroupInferrer<'a> {
             (Type::Var(x), Type::Var(y)) => {
                 let class =
                     self.classes[*x as usize].meet(self.classes[*y as usize]).ok_or(UnifyError::Mismatch)?;
-                self.classes[*y as usize] = class;
-                self.bindings[*x as usize] = Some(b.clone());
+                // The newer variable points to the older, so that chains of bindings stay short.
+                let (old, new) = if x < y { (*x, *y) } else { (*y, *x) };
+                self.classes[old as usize] = class;
+                self.bindings[new as usize] = Some(Type::Var(old));
                 self.resolve_float_of(true);
                 Ok(())
             }
@@ -689,7 +704,7 @@ impl<'a> GroupInferrer<'a> {
 
     /// Defaults after a top-level statement. Main's locals not bound yet keep their variables
     /// (a later statement binds them); everything before the watermark is bound or generic.
-    fn default_all(&mut self, assigned: &[bool]) {
+    fn default_all(&mut self, assigned: &[bool], newly_assigned: &[usize]) {
         let mut keep = self.generic.clone();
         let unassigned = self.main_local_types.iter().zip(assigned).filter(|(_, a)| !**a).map(|(t, _)| t);
         let mut vars = Vec::new();
@@ -697,6 +712,17 @@ impl<'a> GroupInferrer<'a> {
             self.zonk(ty).vars(&mut vars);
         }
         keep.extend(vars);
+        // Variables older than the watermark that this statement's names now stand for.
+        let mut older = Vec::new();
+        for &local in newly_assigned {
+            self.zonk(&self.main_local_types[local]).vars(&mut older);
+        }
+        for v in older {
+            if !keep.contains(&v) && self.bindings[v as usize].is_none() {
+                let default = Type::Scalar(self.classes[v as usize].default_type());
+                let _ = self.unify(&Type::Var(v), &default);
+            }
+        }
         self.default_except(&keep);
         self.defaulted_up_to = self.bindings.len();
     }
@@ -1310,6 +1336,9 @@ impl<'a> GroupInferrer<'a> {
         if state.diagnostics.len() > before {
             return if op == Div { self.fresh(Class::float()) } else { a };
         }
+        // The operand type resolved, so that a chain `1 + 1 + ...` does not walk ever longer
+        // chains of variable bindings.
+        let a = self.shallow(&a);
         if op == Div {
             let result = self.fresh(Class::float());
             if let (Type::Var(x), Type::Var(r)) = (self.shallow(&a), &result) {
@@ -1702,6 +1731,12 @@ pub fn literal_index(body: &Body, index: ExprId) -> Option<i64> {
     }
 }
 
+fn literal_out_of_range(value: i64, range: TextRange) -> Diagnostic {
+    Diagnostic::new(Code::LiteralOutOfRange, range, format!("{value} does not fit in an i32")).with_help(
+        "integer literals are i32 unless their context makes them i64 (`x + 5000000000` with `x: i64`)",
+    )
+}
+
 /// The help for a mismatch between two numeric types: the cast that fixes it.
 fn conversion_help(expected: &str, actual: &str) -> Option<String> {
     let scalar =
@@ -1720,33 +1755,63 @@ fn check_function_values(body: &Body, types: &BodyTypes, diagnostics: &mut Vec<D
         Type::Tuple(items) => items.iter().any(Type::contains_func),
         _ => false,
     };
+    // `-2147483648` is checked as a whole, so its literal alone is not.
+    let negated: Vec<ExprId> = body
+        .exprs
+        .iter()
+        .filter_map(|e| match e {
+            hir::Expr::Unary { op: hir::UnaryOp::Neg, operand } => Some(*operand),
+            _ => None,
+        })
+        .collect();
     for (id, expr) in body.exprs.iter().enumerate() {
         let ty = types.expr(id as ExprId);
         let range = body.expr_range(id as ExprId);
         match expr {
-            hir::Expr::Literal(Literal::Int(i)) if *ty == Type::I32 && i32::try_from(*i).is_err() => diagnostics.push(
-                Diagnostic::new(Code::LiteralOutOfRange, range, format!("{i} does not fit in an i32"))
-                    .with_help("use a smaller value, or make it an `i64` with `i64(...)` around an expression of that type"),
-            ),
+            hir::Expr::Literal(Literal::Int(i))
+                if *ty == Type::I32 && i32::try_from(*i).is_err() && !negated.contains(&(id as ExprId)) =>
+            {
+                diagnostics.push(literal_out_of_range(*i, range))
+            }
+            hir::Expr::Unary { op: hir::UnaryOp::Neg, operand } if *ty == Type::I32 => {
+                if let hir::Expr::Literal(Literal::Int(i)) = body.expr(*operand)
+                    && i32::try_from(-*i).is_err()
+                {
+                    diagnostics.push(literal_out_of_range(-*i, range));
+                }
+            }
             hir::Expr::List(items) | hir::Expr::Tuple(items) if stores_function(ty) => {
                 let mut diagnostic = Diagnostic::new(
                     Code::FunctionInData,
                     range,
-                    format!("a function cannot be stored in a {}", if matches!(expr, hir::Expr::List(_)) { "sequence" } else { "tuple" }),
+                    format!(
+                        "a function cannot be stored in a {}",
+                        if matches!(expr, hir::Expr::List(_)) { "sequence" } else { "tuple" }
+                    ),
                 );
                 if let Some(&f) = items.iter().find(|&&i| types.expr(i).contains_func()) {
-                    diagnostic = diagnostic.with_label(body.expr_range(f), format!("this is a function, `{}`", types.expr(f)));
+                    diagnostic = diagnostic
+                        .with_label(body.expr_range(f), format!("this is a function, `{}`", types.expr(f)));
                 }
-                diagnostics.push(diagnostic.with_help("pass functions as arguments instead; Weft resolves every call at compile time"));
+                diagnostics.push(diagnostic.with_help(
+                    "pass functions as arguments instead; Weft resolves every call at compile time",
+                ));
             }
             hir::Expr::Comprehension { element, .. } if stores_function(ty) => diagnostics.push(
                 Diagnostic::new(Code::FunctionInData, range, "a function cannot be stored in a sequence")
-                    .with_label(body.expr_range(*element), format!("this is a function, `{}`", types.expr(*element))),
+                    .with_label(
+                        body.expr_range(*element),
+                        format!("this is a function, `{}`", types.expr(*element)),
+                    ),
             ),
             hir::Expr::If { then, .. } if matches!(ty, Type::Func(..)) => diagnostics.push(
-                Diagnostic::new(Code::UnsupportedFunctionValue, range, "a conditional expression cannot choose between functions")
-                    .with_label(body.expr_range(*then), "this is a function")
-                    .with_help("call the functions in the branches instead: `f(x) if c else g(x)`"),
+                Diagnostic::new(
+                    Code::UnsupportedFunctionValue,
+                    range,
+                    "a conditional expression cannot choose between functions",
+                )
+                .with_label(body.expr_range(*then), "this is a function")
+                .with_help("call the functions in the branches instead: `f(x) if c else g(x)`"),
             ),
             _ => {}
         }

@@ -80,6 +80,10 @@ struct FnValue {
 enum Value {
     Var(VarId),
     Func(FnValue),
+    /// A nested `def` or a named `lambda` of the body being lowered. It becomes a function value
+    /// each time it is read, with what it captures as it is then (Python's late binding: a
+    /// closure sees a captured name's value when it is called).
+    Closure(LambdaId),
 }
 
 /// What a closure reads from outside itself.
@@ -178,6 +182,8 @@ struct Mono<'a> {
     functions: Vec<Option<core::Function>>,
     /// The top-level bindings each top-level function reads, directly or through calls.
     globals_of: Vec<Vec<String>>,
+    /// Nested functions being turned into values (to catch ones that need each other).
+    resolving: Vec<(Owner, LambdaId)>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -191,6 +197,7 @@ impl<'a> Mono<'a> {
             instances: HashMap::default(),
             functions: Vec::new(),
             globals_of: Vec::new(),
+            resolving: Vec::new(),
             diagnostics: Vec::new(),
         };
         mono.globals_of = mono.compute_globals();
@@ -292,7 +299,7 @@ impl<'a> Mono<'a> {
         let id = self.functions.len() as FuncId;
         self.functions.push(None);
         self.instances.insert(target.clone(), id);
-        let func = self.build_instance(target);
+        let func = crate::ensure_stack(|| self.build_instance(target));
         self.functions[id as usize] = Some(func);
         id
     }
@@ -327,14 +334,9 @@ impl<'a> Mono<'a> {
                 let mut ctx = self.new_ctx(*owner, subst, name);
                 let slots = self.free_slots_of_lambda(body, *lambda);
                 self.bind_free_slots(&mut ctx, &slots, &target.free_statics);
-                // A nested `def` sees itself (recursion) at the same specialisation.
-                if info.name.is_some()
-                    && let Some(local) = self.def_local(body, *lambda)
-                {
-                    let captures: Vec<VarId> = ctx.builder.func.params.clone();
-                    let value =
-                        FnValue { target: Target { param_statics: Vec::new(), ..target.clone() }, captures };
-                    ctx.env.locals.insert(local, Value::Func(value));
+                // A named function sees itself (recursion), and reading it rebuilds this target.
+                if let Some(local) = self.def_local(body, *lambda).or_else(|| lambda_binding(body, *lambda)) {
+                    ctx.env.locals.insert(local, Value::Closure(*lambda));
                 }
                 let params: Vec<LocalId> = info.params.iter().map(|p| p.local).collect();
                 self.bind_params(&mut ctx, &params, &target.param_statics);
@@ -520,7 +522,7 @@ impl<'a> Mono<'a> {
             LambdaBody::Expr(e) => roots.push(*e),
             LambdaBody::Block(block) => stmts.extend(block.iter().copied()),
         }
-        let own = self.def_local(body, lambda);
+        let own = self.def_local(body, lambda).or_else(|| lambda_binding(body, lambda));
         let mut slots = self.free_slots(body, info.scope, roots, stmts);
         slots.retain(|s| Some(s) != own.map(Slot::Local).as_ref());
         slots
@@ -588,6 +590,10 @@ impl<'a> Mono<'a> {
         match ctx.body.expr(e) {
             hir::Expr::Local(l) => match ctx.env.locals.get(l).cloned() {
                 Some(Value::Func(value)) => Some(self.instantiate_read(ctx, e, value)),
+                Some(Value::Closure(lambda)) => {
+                    let value = self.closure_value(ctx, lambda, range)?;
+                    Some(self.instantiate_read(ctx, e, value))
+                }
                 _ => {
                     self.error(
                         Code::UnsupportedFunctionValue,
@@ -671,6 +677,29 @@ impl<'a> Mono<'a> {
         value
     }
 
+    /// A nested function of the current body as a function value, capturing what it reads as it
+    /// is now. Nested functions that call each other would need each other's values first.
+    fn closure_value(&mut self, ctx: &mut Ctx<'a>, lambda: LambdaId, range: TextRange) -> Option<FnValue> {
+        let key = (ctx.owner, lambda);
+        if self.resolving.contains(&key) {
+            self.diagnostics.push(
+                Diagnostic::new(
+                    Code::UnsupportedFunctionValue,
+                    range + ctx.builder.offset,
+                    "nested functions that call each other are not supported yet",
+                )
+                .with_help("make one of them a top-level function"),
+            );
+            return None;
+        }
+        self.resolving.push(key);
+        let slots = self.free_slots_of_lambda(ctx.body, lambda);
+        let subst = ctx.subst_vec();
+        let value = self.make_fn(ctx, TargetKind::Lambda(ctx.owner, lambda), subst, slots, range);
+        self.resolving.pop();
+        value
+    }
+
     /// A function value for code with these free slots, read from the current environment.
     fn make_fn(
         &mut self,
@@ -693,6 +722,10 @@ impl<'a> Mono<'a> {
                         .flatten()
                 }),
             };
+            let value = match value {
+                Some(Value::Closure(lambda)) => Some(Value::Func(self.closure_value(ctx, lambda, range)?)),
+                other => other,
+            };
             match value {
                 Some(Value::Var(v)) => {
                     free_statics.push(None);
@@ -702,7 +735,7 @@ impl<'a> Mono<'a> {
                     free_statics.push(Some(f.target));
                     captures.extend(f.captures);
                 }
-                None => {
+                Some(Value::Closure(_)) | None => {
                     let name = match slot {
                         Slot::Local(l) => ctx.body.local(*l).name.clone(),
                         Slot::Global(name) => name.clone(),
@@ -799,8 +832,8 @@ impl<'a> Mono<'a> {
                     (targets.as_slice(), body.expr(*value))
                 {
                     // A named lambda is a function value: no run-time code until it is called.
-                    if let Some(f) = self.lower_fn(ctx, *value) {
-                        ctx.env.locals.insert(*local, Value::Func(f));
+                    if let hir::Expr::Lambda(lambda) = body.expr(*value) {
+                        ctx.env.locals.insert(*local, Value::Closure(*lambda));
                     }
                     return self.lower_seq(ctx, rest, end);
                 }
@@ -824,14 +857,7 @@ impl<'a> Mono<'a> {
                 self.let_(ctx, core::Pattern::Var(shared), value_expr, result, range)
             }
             Stmt::Def { local, lambda } => {
-                let slots = self.free_slots_of_lambda(body, *lambda);
-                let subst = ctx.subst_vec();
-                let name_range = body.lambdas[*lambda as usize].range;
-                if let Some(f) =
-                    self.make_fn(ctx, TargetKind::Lambda(ctx.owner, *lambda), subst, slots, name_range)
-                {
-                    ctx.env.locals.insert(*local, Value::Func(f));
-                }
+                ctx.env.locals.insert(*local, Value::Closure(*lambda));
                 self.lower_seq(ctx, rest, end)
             }
             Stmt::If { cond, then, otherwise } => {
@@ -1045,30 +1071,14 @@ impl<'a> Mono<'a> {
         let ty = ctx.concrete(ctx.types.expr(e));
         match body.expr(e) {
             hir::Expr::Missing | hir::Expr::Prelude(_) | hir::Expr::Lambda(_) => ctx.builder.unit(range),
+            hir::Expr::Literal(hir::Literal::Int(i)) => self.int_literal(ctx, *i, ty, range),
             hir::Expr::Literal(literal) => {
                 let literal = match literal {
                     hir::Literal::Bool(b) => Literal::Bool(*b),
-                    hir::Literal::Int(i) => match ty.as_scalar() {
-                        Some(s) if s.is_float() => Literal::Float(*i as f64, s),
-                        Some(s) => {
-                            if s == Scalar::I32 && i32::try_from(*i).is_err() {
-                                self.diagnostics.push(
-                                    Diagnostic::new(
-                                        Code::LiteralOutOfRange,
-                                        range + ctx.builder.offset,
-                                        format!("{i} does not fit in an i32"),
-                                    )
-                                    .with_help("use a smaller value, or make it an `i64`"),
-                                );
-                            }
-                            Literal::Int(*i, s)
-                        }
-                        None => Literal::Int(*i, Scalar::I32),
-                    },
                     hir::Literal::Float(bits) => {
                         Literal::Float(f64::from_bits(*bits), ty.as_scalar().unwrap_or(Scalar::F32))
                     }
-                    hir::Literal::Str(_) => return ctx.builder.unit(range),
+                    hir::Literal::Int(_) | hir::Literal::Str(_) => return ctx.builder.unit(range),
                 };
                 ctx.builder.add(core::Expr::Literal(literal), ty, range)
             }
@@ -1107,6 +1117,13 @@ impl<'a> Mono<'a> {
                 let mut part = |p: &Option<ExprId>| p.map(|p| self.lower_expr(ctx, p));
                 let (start, stop, step) = (part(start), part(stop), part(step));
                 ctx.builder.add(core::Expr::Slice { seq, start, stop, step }, ty, range)
+            }
+            hir::Expr::Unary { op: hir::UnaryOp::Neg, operand }
+                if matches!(body.expr(*operand), hir::Expr::Literal(hir::Literal::Int(_))) =>
+            {
+                // `-2147483648` is one literal, which fits an i32 as a whole.
+                let hir::Expr::Literal(hir::Literal::Int(i)) = body.expr(*operand) else { unreachable!() };
+                self.int_literal(ctx, i.wrapping_neg(), ty, range)
             }
             hir::Expr::Unary { op, operand } => {
                 let operand = self.lower_expr(ctx, *operand);
@@ -1155,6 +1172,28 @@ impl<'a> Mono<'a> {
         }
     }
 
+    /// An integer literal at its type: a float type takes its value; an i32 must hold it.
+    fn int_literal(&mut self, ctx: &mut Ctx<'a>, value: i64, ty: Type, range: TextRange) -> CoreExpr {
+        let literal = match ty.as_scalar() {
+            Some(s) if s.is_float() => Literal::Float(value as f64, s),
+            Some(s) => {
+                if s == Scalar::I32 && i32::try_from(value).is_err() {
+                    self.diagnostics.push(
+                        Diagnostic::new(
+                            Code::LiteralOutOfRange,
+                            range + ctx.builder.offset,
+                            format!("{value} does not fit in an i32"),
+                        )
+                        .with_help("use a smaller value, or make it an `i64`"),
+                    );
+                }
+                Literal::Int(value, s)
+            }
+            None => Literal::Int(value, Scalar::I32),
+        };
+        ctx.builder.add(core::Expr::Literal(literal), ty, range)
+    }
+
     /// `a < b < c`: each operand evaluated once, left to right, stopping at the first false.
     fn lower_compare(
         &mut self,
@@ -1174,7 +1213,7 @@ impl<'a> Mono<'a> {
         }
         let first_ty = ctx.builder.ty(first);
         let left = ctx.builder.var("cmp", first_ty);
-        let rest = self.compare_chain(ctx, left, &operands[1..], ops, range);
+        let rest = self.compare_chain_inner(ctx, left, &operands[1..], ops, range);
         ctx.builder.add(
             core::Expr::Let { pattern: core::Pattern::Var(left), value: first, body: rest },
             Type::BOOL,
@@ -1182,7 +1221,7 @@ impl<'a> Mono<'a> {
         )
     }
 
-    fn compare_chain(
+    fn compare_chain_inner(
         &mut self,
         ctx: &mut Ctx<'a>,
         left: VarId,
@@ -1196,7 +1235,9 @@ impl<'a> Mono<'a> {
         let (l, r) = (ctx.builder.read(left, range), ctx.builder.read(right, range));
         let test = ctx.builder.add(core::Expr::Binary { op: ops[0], lhs: l, rhs: r }, Type::BOOL, range);
         let body = if ops.len() > 1 {
-            let rest = self.compare_chain(ctx, right, &operands[1..], &ops[1..], range);
+            let rest = crate::ensure_stack(|| {
+                self.compare_chain_inner(ctx, right, &operands[1..], &ops[1..], range)
+            });
             ctx.builder.add(core::Expr::And(test, rest), Type::BOOL, range)
         } else {
             test

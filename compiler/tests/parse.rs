@@ -82,6 +82,8 @@ fn long_chains_parse_check_edit_and_drop_on_a_small_stack() {
     // must be iterative, and building it must take linear time. Test threads have a 2 MiB stack.
     let chains = [
         vec!["x"; 100_000].join(" + "),
+        // Every literal is a fresh type variable: unification must not build long chains.
+        vec!["1"; 100_000].join(" + "),
         format!("x{}", "()".repeat(100_000)),
         format!("x{}", "[0]".repeat(100_000)),
     ];

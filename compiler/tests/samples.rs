@@ -1,19 +1,29 @@
-//! Every sample, run on the reference interpreter, prints what CPython prints (within the float
-//! tolerance of `common::differential`), and the committed CPython outputs are current.
+//! Every sample, and every program of the feature corpus (`tests/data/run/`), run on the
+//! reference interpreter, prints what CPython prints (within the float tolerance of
+//! `common::differential`), and the committed CPython outputs are current.
 
 mod common;
 
 use common::differential::{self, Executor, compare, tokens_match};
 
-fn expected_path(sample: &std::path::Path) -> std::path::PathBuf {
-    let name = sample.file_stem().expect("a file name");
-    differential::workspace_root().join("tests/data/samples").join(name).with_extension("expected")
+use std::path::{Path, PathBuf};
+
+/// Samples keep their CPython outputs in `tests/data/samples/`; corpus programs beside them.
+fn expected_path(program: &Path) -> PathBuf {
+    let name = program.file_stem().expect("a file name");
+    if program.parent().is_some_and(|dir| dir.ends_with("samples")) {
+        differential::workspace_root().join("tests/data/samples").join(name).with_extension("expected")
+    } else {
+        program.with_extension("expected")
+    }
 }
+
+const PROGRAM_DIRS: &[&str] = &["samples", "compiler/tests/data/run"];
 
 #[test]
 fn interpreter_matches_cpython_on_every_sample() {
     let mut failures = Vec::new();
-    for sample in common::weft_programs(&["samples"]) {
+    for sample in common::weft_programs(PROGRAM_DIRS) {
         let expected = std::fs::read_to_string(expected_path(&sample))
             .unwrap_or_else(|e| panic!("no CPython output for {}: {e}", sample.display()));
         let outcome = differential::run(Executor::Interp, &sample);
@@ -31,7 +41,7 @@ fn interpreter_matches_cpython_on_every_sample() {
 /// The expected files are CPython's output today, not a stale copy.
 #[test]
 fn committed_outputs_are_cpythons() {
-    for sample in common::weft_programs(&["samples"]) {
+    for sample in common::weft_programs(PROGRAM_DIRS) {
         let committed = std::fs::read_to_string(expected_path(&sample)).expect("an expected file");
         let fresh = differential::run(Executor::CPython, &sample);
         assert_eq!(committed, fresh.stdout, "tests/data/samples is stale for {}", sample.display());

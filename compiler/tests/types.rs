@@ -51,12 +51,14 @@ fn one_function_at_several_types() {
 fn literals_default_at_the_end_of_each_top_level_statement() {
     // `n` is an i32 once its statement ends, so `n * 1.5` is a type error, as in the reference.
     check(
-        "n = 3\nm = n * 1.5\n",
+        "n = 3\nm = n * 1.5\nys = [x for x in [1, 2]]\nz = ys[0] + 1.5\n",
         expect![[r#"
-        n: i32
-        m: i32
-        diagnostics: ["E0300"]
-    "#]],
+            n: i32
+            m: i32
+            ys: [i32]
+            z: i32
+            diagnostics: ["E0300", "E0300"]
+        "#]],
     );
 }
 

@@ -365,7 +365,8 @@ def _rounding(name, f):
             raise TypeError(f"{name} takes a float, got {type(x).__name__} (write f32(x))")
         if math.isinf(x) or math.isnan(x):
             return x
-        return float(f(x))
+        # IEEE floor and ceil keep the sign of a zero result: ceil(-0.5) is -0.0.
+        return math.copysign(float(f(x)), x)
 
     g.__name__ = name
     return g
@@ -594,6 +595,17 @@ def _r(x):
     return x
 
 
+class _DropAnnotations(ast.NodeTransformer):
+    """Weft never evaluates annotations; CPython would (`xs: [a]` names an unbound `a`)."""
+
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)
+        node.returns = None
+        for arg in node.args.args:
+            arg.annotation = None
+        return node
+
+
 class _F32Rounding(ast.NodeTransformer):
     """Rounds every float literal and every operator result to f32 (for --f32)."""
 
@@ -628,7 +640,7 @@ def run_file(path, f32_mode=False):
     global _F32_MODE
     with open(path, encoding="utf-8") as f:
         source = f.read()
-    tree = ast.parse(source, filename=path)
+    tree = ast.fix_missing_locations(_DropAnnotations().visit(ast.parse(source, filename=path)))
     g = prelude()
     if f32_mode:
         _F32_MODE = True

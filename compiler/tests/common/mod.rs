@@ -13,6 +13,8 @@ pub const ALL_PROGRAM_DIRS: &[&str] = &[
     "compiler/tests/data/parse/ok",
     "compiler/tests/data/parse/err",
     "compiler/tests/data/diagnostics",
+    "compiler/tests/data/run",
+    "compiler/tests/data/errors",
 ];
 
 /// The `.weft` files in the given directories (relative to the workspace root), sorted.
