@@ -27,7 +27,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Report syntax and name errors without running anything.
+    /// Report syntax, name and type errors without running anything.
     Check {
         /// The `.weft` files to check.
         #[arg(required = true)]

@@ -2,9 +2,11 @@
 //! the REPL, the Jupyter kernel) calls.
 //!
 //! The pipeline, as far as it is built: source text → `syntax` (lossless, error-tolerant tree) →
-//! `items` (top-level functions as salsa tracked structs) → `names` (resolution) →
-//! `diagnostics`. Every analysis is a salsa query over the one `db::Database`; see
-//! `ARCHITECTURE.md` for the walk from text to GPU buffer and the invariants.
+//! `items` (top-level functions as salsa tracked structs) → `names` (resolution) → `hir` (bodies
+//! with names resolved) → `infer` and `flow` (types and control-flow checks) → `mono`
+//! (specialisation to the first-order `core`) → `interp` (the reference interpreter). `check`
+//! collects the diagnostics and `driver` runs programs. Every analysis is a salsa query over the
+//! one `db::Database`; see `ARCHITECTURE.md` for the walk from text to output and the invariants.
 //!
 //! **Architecture Invariant:** the compiler never knows its front ends. It does no IO, knows no
 //! protocol, and returns values plus diagnostics rather than printing.
