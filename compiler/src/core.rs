@@ -113,7 +113,7 @@ pub enum Expr {
         op: UnaryOp,
         operand: ExprId,
     },
-    /// Both operands have the same type (`types[lhs]`), except the shift amount of `<<`/`>>`.
+    /// Both operands have the same type (`types[lhs]`).
     Binary {
         op: BinaryOp,
         lhs: ExprId,

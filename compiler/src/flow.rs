@@ -238,7 +238,7 @@ impl BindingCheck<'_> {
                 .with_label(info.range, format!("`{}` is bound here, but not on every path", info.name));
         }
         self.diagnostics.push(diagnostic.with_help(format!(
-            "bind `{}` before the `if` or the loop, or on every branch (a loop may run zero times)",
+            "bind `{}` on every path before this read (a loop body may run zero times)",
             info.name
         )));
     }

@@ -418,16 +418,7 @@ impl<'a> GroupInferrer<'a> {
             let body = self.body_of(binding);
             let mut state = self.new_state(body);
             let mut type_vars = HashMap::default();
-            let params: Vec<Type> = body
-                .params
-                .iter()
-                .map(|p| {
-                    let ty = self.annotation_or_fresh(&p.annotation, &mut type_vars);
-                    let local_ty = state.local_types[p.local as usize].clone();
-                    let _ = self.unify(&local_ty, &ty);
-                    ty
-                })
-                .collect();
+            let params = self.param_types(&state, &body.params, &mut type_vars);
             let ret = self.annotation_or_fresh(&body.ret_annotation, &mut type_vars);
             state.returns.push((ret.clone(), body.ret_annotation.as_ref().map(TypeRef::range)));
             self.group_types
@@ -499,17 +490,7 @@ impl<'a> GroupInferrer<'a> {
                 let ty = self.zonk(ty);
                 let mut vars = Vec::new();
                 ty.vars(&mut vars);
-                let float_of: Vec<(TyVar, TyVar)> = self
-                    .float_of
-                    .iter()
-                    .map(|&(x, r)| (self.find_var(x), self.find_var(r)))
-                    .filter(|(x, _)| vars.contains(x))
-                    .collect();
-                for &(_, r) in &float_of {
-                    if !vars.contains(&r) {
-                        vars.push(r);
-                    }
-                }
+                let float_of = self.float_of_over(&mut vars);
                 let vars = vars.into_iter().map(|v| (v, self.classes[v as usize])).collect();
                 (name.clone(), Scheme { vars, float_of, ty })
             })
@@ -708,7 +689,8 @@ impl<'a> GroupInferrer<'a> {
         let mut keep = self.generic.clone();
         let unassigned = self.main_local_types.iter().zip(assigned).filter(|(_, a)| !**a).map(|(t, _)| t);
         let mut vars = Vec::new();
-        for ty in unassigned.chain(&self.late_defaults) {
+        // Functions inferred with the top level take their types from the calls made later.
+        for ty in unassigned.chain(&self.late_defaults).chain(self.group_types.values()) {
             self.zonk(ty).vars(&mut vars);
         }
         keep.extend(vars);
@@ -789,6 +771,14 @@ impl<'a> GroupInferrer<'a> {
             self.zonk(ty).vars(&mut outside);
         }
         let mut vars: Vec<TyVar> = candidates.into_iter().filter(|v| !outside.contains(v)).collect();
+        let float_of = self.float_of_over(&mut vars);
+        self.generic.extend(vars.iter().copied());
+        Scheme { vars: vars.into_iter().map(|v| (v, self.classes[v as usize])).collect(), float_of, ty }
+    }
+
+    /// The pending `/` constraints over the variables a scheme quantifies; their result
+    /// variables join the quantified ones.
+    fn float_of_over(&self, vars: &mut Vec<TyVar>) -> Vec<(TyVar, TyVar)> {
         let float_of: Vec<(TyVar, TyVar)> = self
             .float_of
             .iter()
@@ -800,8 +790,25 @@ impl<'a> GroupInferrer<'a> {
                 vars.push(r);
             }
         }
-        self.generic.extend(vars.iter().copied());
-        Scheme { vars: vars.into_iter().map(|v| (v, self.classes[v as usize])).collect(), float_of, ty }
+        float_of
+    }
+
+    /// Each parameter's type: its annotation, or a fresh variable; the local takes it too.
+    fn param_types(
+        &mut self,
+        state: &BodyState<'a>,
+        params: &[hir::Param],
+        type_vars: &mut HashMap<String, Type>,
+    ) -> Vec<Type> {
+        params
+            .iter()
+            .map(|p| {
+                let ty = self.annotation_or_fresh(&p.annotation, type_vars);
+                let local_ty = state.local_types[p.local as usize].clone();
+                let _ = self.unify(&local_ty, &ty);
+                ty
+            })
+            .collect()
     }
 
     fn annotation_or_fresh(
@@ -1355,16 +1362,7 @@ impl<'a> GroupInferrer<'a> {
         let body = state.body;
         let lambda = &body.lambdas[id as usize];
         let mut type_vars = HashMap::default();
-        let params: Vec<Type> = lambda
-            .params
-            .iter()
-            .map(|p| {
-                let ty = self.annotation_or_fresh(&p.annotation, &mut type_vars);
-                let local_ty = state.local_types[p.local as usize].clone();
-                let _ = self.unify(&local_ty, &ty);
-                ty
-            })
-            .collect();
+        let params = self.param_types(state, &lambda.params, &mut type_vars);
         if let Some(Type::Func(expected_params, _)) = expected.map(|t| self.shallow(t))
             && expected_params.len() == params.len()
         {
@@ -1737,14 +1735,14 @@ fn literal_out_of_range(value: i64, range: TextRange) -> Diagnostic {
     )
 }
 
-/// The help for a mismatch between two numeric types: the cast that fixes it.
+/// The help for a mismatch between two numeric types: the cast that fixes it, towards the float
+/// type when an integer meets a float (the lossless direction).
 fn conversion_help(expected: &str, actual: &str) -> Option<String> {
     let scalar =
         |s: &str| ["`i32`", "`i64`", "`f32`", "`f64`"].contains(&s).then(|| s.trim_matches('`').to_string());
-    match (scalar(expected), scalar(actual)) {
-        (Some(to), Some(_)) => Some(format!("there are no implicit conversions: convert with `{to}(x)`")),
-        _ => None,
-    }
+    let (expected, actual) = (scalar(expected)?, scalar(actual)?);
+    let to = if actual.starts_with('f') && expected.starts_with('i') { actual } else { expected };
+    Some(format!("there are no implicit conversions: convert with `{to}(x)`"))
 }
 
 /// Functions are values of a restricted kind: never stored in a sequence or a tuple, never
