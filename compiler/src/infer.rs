@@ -324,6 +324,8 @@ const MAX_TYPE_DEPTH: usize = 200;
 struct GroupInferrer<'a> {
     /// Set when `zonk` met a type deeper than `MAX_TYPE_DEPTH`.
     too_deep: std::cell::Cell<bool>,
+    /// The type variables each function's annotations name, with where each is first written.
+    annotation_vars: Vec<(Binding, Vec<(String, Type, TextRange)>)>,
     db: &'a dyn Db,
     file: SourceFile,
     group: &'a [Binding],
@@ -354,6 +356,7 @@ impl<'a> GroupInferrer<'a> {
     fn new(db: &'a dyn Db, file: SourceFile, group: &'a [Binding]) -> Self {
         GroupInferrer {
             too_deep: std::cell::Cell::new(false),
+            annotation_vars: Vec::new(),
             db,
             file,
             group,
@@ -421,6 +424,7 @@ impl<'a> GroupInferrer<'a> {
             let params = self.param_types(&state, &body.params, &mut type_vars);
             let ret = self.annotation_or_fresh(&body.ret_annotation, &mut type_vars);
             state.returns.push((ret.clone(), body.ret_annotation.as_ref().map(TypeRef::range)));
+            self.annotation_vars.push((binding, annotation_vars(body, &type_vars)));
             self.group_types
                 .insert(self.functions[i as usize].name(self.db).clone(), Type::func(params, ret));
             states.push((binding, state));
@@ -464,6 +468,7 @@ impl<'a> GroupInferrer<'a> {
     /// Generalises the group's functions, defaults the rest, and resolves every type.
     fn finish(mut self) -> (Option<FunctionTypes>, Vec<(String, FunctionTypes)>) {
         self.resolve_float_of(false);
+        self.check_annotation_vars();
         let in_main = self.group.contains(&Binding::Main);
         let mut quantified: Vec<TyVar> = Vec::new();
         if !in_main {
@@ -774,6 +779,45 @@ impl<'a> GroupInferrer<'a> {
         let float_of = self.float_of_over(&mut vars);
         self.generic.extend(vars.iter().copied());
         Scheme { vars: vars.into_iter().map(|v| (v, self.classes[v as usize])).collect(), float_of, ty }
+    }
+
+    /// A type variable in an annotation promises that the function works for every type (of
+    /// its inferred class): the body may not fix it, nor make two of them one.
+    fn check_annotation_vars(&mut self) {
+        for (binding, vars) in std::mem::take(&mut self.annotation_vars) {
+            let mut diagnostics = Vec::new();
+            let mut seen: Vec<(TyVar, &str, TextRange)> = Vec::new();
+            for (name, ty, range) in &vars {
+                match self.shallow(ty) {
+                    Type::Var(v) => match seen.iter().find(|(w, _, _)| *w == v) {
+                        Some((_, other, other_range)) => diagnostics.push(
+                            Diagnostic::new(
+                                Code::TypeMismatch,
+                                *range,
+                                format!("the annotation says `{name}` and `{other}` may differ, but the body makes them one type"),
+                            )
+                            .with_label(*other_range, format!("`{other}` is written here"))
+                            .with_help(format!("write `{other}` for both, or keep the two apart in the body")),
+                        ),
+                        None => seen.push((v, name, *range)),
+                    },
+                    _ => diagnostics.push(
+                        Diagnostic::new(
+                            Code::TypeMismatch,
+                            *range,
+                            format!(
+                                "the annotation says `{name}` may be any type, but the body needs {}",
+                                self.describe(ty)
+                            ),
+                        )
+                        .with_help(format!("write that type instead of `{name}`")),
+                    ),
+                }
+            }
+            if let Some((_, state)) = self.outputs.iter_mut().find(|(b, _)| *b == binding) {
+                state.diagnostics.extend(diagnostics);
+            }
+        }
     }
 
     /// The pending `/` constraints over the variables a scheme quantifies; their result
@@ -1690,6 +1734,32 @@ fn prelude_signature(
         ("random_i32", Some(4) | None) => f(vec![T::I32; 4], seq(T::I32)),
         _ => None,
     }
+}
+
+/// Each type variable a function's annotations name, its type, and its first occurrence.
+fn annotation_vars(body: &Body, types: &HashMap<String, Type>) -> Vec<(String, Type, TextRange)> {
+    let mut first: Vec<(String, TextRange)> = Vec::new();
+    let mut stack: Vec<&TypeRef> = body
+        .params
+        .iter()
+        .filter_map(|p| p.annotation.as_ref())
+        .chain(body.ret_annotation.as_ref())
+        .collect();
+    stack.reverse();
+    while let Some(annotation) = stack.pop() {
+        match annotation {
+            TypeRef::Var(name, range) if !first.iter().any(|(n, _)| n == name) => {
+                first.push((name.clone(), *range))
+            }
+            TypeRef::Tuple(items, _) => stack.extend(items.iter().rev()),
+            TypeRef::Seq(elem, _) => stack.push(elem),
+            _ => {}
+        }
+    }
+    first
+        .into_iter()
+        .filter_map(|(name, range)| Some((name.clone(), types.get(&name)?.clone(), range)))
+        .collect()
 }
 
 /// Marks the locals a statement binds (in any branch or loop body).
