@@ -325,7 +325,7 @@ struct GroupInferrer<'a> {
     /// Set when `zonk` met a type deeper than `MAX_TYPE_DEPTH`.
     too_deep: std::cell::Cell<bool>,
     /// The type variables each function's annotations name, with where each is first written.
-    annotation_vars: Vec<(Binding, Vec<(String, Type, TextRange)>)>,
+    annotation_vars: Vec<(Binding, Vec<AnnotationVar>)>,
     db: &'a dyn Db,
     file: SourceFile,
     group: &'a [Binding],
@@ -1736,8 +1736,11 @@ fn prelude_signature(
     }
 }
 
+/// A type variable named in annotations: its name, its type, and where it is first written.
+type AnnotationVar = (String, Type, TextRange);
+
 /// Each type variable a function's annotations name, its type, and its first occurrence.
-fn annotation_vars(body: &Body, types: &HashMap<String, Type>) -> Vec<(String, Type, TextRange)> {
+fn annotation_vars(body: &Body, types: &HashMap<String, Type>) -> Vec<AnnotationVar> {
     let mut first: Vec<(String, TextRange)> = Vec::new();
     let mut stack: Vec<&TypeRef> = body
         .params
