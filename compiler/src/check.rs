@@ -27,25 +27,28 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 /// and salsa lets clones of the database run queries concurrently.
 pub fn prime_caches(db: &crate::Database, file: SourceFile) {
     let count = file_functions(db, file).len();
-    // The other thread also validates the file (a fifth of the per-function work).
-    let half = count * 3 / 5;
-    let work = |db: &crate::Database, range: std::ops::Range<usize>| {
-        let functions = file_functions(db, file);
-        for function in &functions[range] {
-            function_names(db, *function);
-            crate::infer::function_types(db, *function);
-        }
-    };
     if count < 16 {
         return;
     }
+    // Split by pass, not by function: a function's types wait for its callees' schemes, so
+    // splitting functions between threads makes them wait on each other. Names, validation and
+    // the HIR need nothing from other functions; inference runs behind them.
     std::thread::scope(|scope| {
         let other = db.clone();
         scope.spawn(move || {
+            let functions = file_functions(&other, file);
+            for function in functions.iter().rev() {
+                crate::hir::function_hir(&other, *function);
+            }
             syntax_diagnostics(&other, file);
-            work(&other, half..count)
+            for function in functions {
+                function_names(&other, *function);
+            }
+            crate::infer::top_level_types(&other, file);
         });
-        work(db, 0..half);
+        for function in file_functions(db, file) {
+            crate::infer::function_types(db, *function);
+        }
     });
 }
 
