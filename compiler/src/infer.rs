@@ -694,17 +694,22 @@ impl<'a> GroupInferrer<'a> {
         let mut keep = self.generic.clone();
         let unassigned = self.main_local_types.iter().zip(assigned).filter(|(_, a)| !**a).map(|(t, _)| t);
         let mut vars = Vec::new();
-        // Functions inferred with the top level take their types from the calls made later.
-        for ty in unassigned.chain(&self.late_defaults).chain(self.group_types.values()) {
+        for ty in unassigned.chain(&self.late_defaults) {
             self.zonk(ty).vars(&mut vars);
         }
         keep.extend(vars);
-        // Variables older than the watermark that this statement's names now stand for.
-        let mut older = Vec::new();
+        // The variables this statement's names now stand for (some older than the watermark).
+        let mut bound_now = Vec::new();
         for &local in newly_assigned {
-            self.zonk(&self.main_local_types[local]).vars(&mut older);
+            self.zonk(&self.main_local_types[local]).vars(&mut bound_now);
         }
-        for v in older {
+        // Functions inferred with the top level take their other types from later calls.
+        let mut function_vars = Vec::new();
+        for ty in self.group_types.values() {
+            self.zonk(ty).vars(&mut function_vars);
+        }
+        keep.extend(function_vars.into_iter().filter(|v| !bound_now.contains(v)));
+        for v in bound_now {
             if !keep.contains(&v) && self.bindings[v as usize].is_none() {
                 let default = Type::Scalar(self.classes[v as usize].default_type());
                 let _ = self.unify(&Type::Var(v), &default);
@@ -1506,6 +1511,20 @@ impl<'a> GroupInferrer<'a> {
 
     fn prelude_value(&mut self, state: &mut BodyState<'a>, id: ExprId, name: &str) -> Type {
         match prelude_signature(self, name, None) {
+            // A prelude function that itself takes a function is resolved at its call.
+            Some((params, _)) if params.iter().any(|p| matches!(p, Type::Func(..))) => {
+                state.diagnostics.push(
+                    Diagnostic::new(
+                        Code::UnsupportedFunctionValue,
+                        state.body.expr_range(id),
+                        format!("`{name}` takes a function, so it cannot be passed as a value"),
+                    )
+                    .with_help(format!(
+                        "call `{name}` where its function is known, or wrap the call in a lambda"
+                    )),
+                );
+                self.fresh(Class::ANY)
+            }
             Some((params, ret)) => Type::func(params, ret),
             _ => {
                 state.diagnostics.push(

@@ -299,9 +299,44 @@ impl<'a> Mono<'a> {
         let id = self.functions.len() as FuncId;
         self.functions.push(None);
         self.instances.insert(target.clone(), id);
-        let func = crate::ensure_stack(|| self.build_instance(target));
+        let func = if target_depth(target) > MAX_SPECIALISATION_DEPTH {
+            // A recursive function that passes itself a new function built from the last one
+            // (`rec(n - 1, lambda x: f(x) + 1)`) would need infinitely many instances.
+            if !self.diagnostics.iter().any(|d| d.code == Code::UnsupportedFunctionValue) {
+                self.diagnostics.push(
+                    Diagnostic::new(
+                        Code::UnsupportedFunctionValue,
+                        self.target_span(target),
+                        "specialising this function for the functions passed to it does not end: \
+                         each call passes a new function built from the previous one",
+                    )
+                    .with_help(
+                        "pass the data the function needs instead of a function that wraps the last one",
+                    ),
+                );
+            }
+            Builder::new("<unbounded>".to_string(), 0.into()).func
+        } else {
+            crate::ensure_stack(|| self.build_instance(target))
+        };
         self.functions[id as usize] = Some(func);
         id
+    }
+
+    /// Where a target's code is, for a diagnostic about it.
+    fn target_span(&self, target: &Target) -> TextRange {
+        match &target.kind {
+            TargetKind::TopLevel(i) => {
+                self.body_of(Owner::Function(*i)).name_range + self.offset_of(Owner::Function(*i))
+            }
+            TargetKind::Lambda(owner, lambda) => {
+                self.body_of(*owner).lambdas[*lambda as usize].range + self.offset_of(*owner)
+            }
+            TargetKind::ComprehensionMap(owner, e, _) | TargetKind::ComprehensionFilter(owner, e, _) => {
+                self.body_of(*owner).expr_range(*e) + self.offset_of(*owner)
+            }
+            TargetKind::Prelude(_, _, range) => *range,
+        }
     }
 
     fn build_instance(&mut self, target: &Target) -> core::Function {
@@ -837,6 +872,15 @@ impl<'a> Mono<'a> {
                     }
                     return self.lower_seq(ctx, rest, end);
                 }
+                if let [Pattern::Bind(local, _)] = targets.as_slice()
+                    && matches!(ctx.concrete(ctx.types.expr(*value)), Type::Func(..))
+                {
+                    // `h = inc`: a name for a function value, resolved at compile time.
+                    if let Some(f) = self.lower_fn(ctx, *value) {
+                        ctx.env.locals.insert(*local, Value::Func(f));
+                    }
+                    return self.lower_seq(ctx, rest, end);
+                }
                 let value_expr = self.lower_expr(ctx, *value);
                 let value_ty = ctx.builder.ty(value_expr);
                 if let [target] = targets.as_slice() {
@@ -861,6 +905,7 @@ impl<'a> Mono<'a> {
                 self.lower_seq(ctx, rest, end)
             }
             Stmt::If { cond, then, otherwise } => {
+                self.check_function_rebinding(ctx, &[then, otherwise], range);
                 let cond_expr = self.lower_expr(ctx, *cond);
                 if matches!(end, End::Return)
                     && (contains_return(body, then) || contains_return(body, otherwise))
@@ -896,6 +941,7 @@ impl<'a> Mono<'a> {
                 self.let_(ctx, pattern, if_expr, rest_expr, range)
             }
             Stmt::For { pattern, iterable, body: loop_body } => {
+                self.check_function_rebinding(ctx, &[loop_body], range);
                 let seq = self.lower_expr(ctx, *iterable);
                 let carried = self.carried_locals(ctx, loop_body);
                 let init = self.current_tuple(ctx, &carried, range);
@@ -916,6 +962,7 @@ impl<'a> Mono<'a> {
                 self.let_(ctx, after, loop_expr, rest_expr, range)
             }
             Stmt::While { cond, body: loop_body } => {
+                self.check_function_rebinding(ctx, &[loop_body], range);
                 let carried = self.carried_locals(ctx, loop_body);
                 let init = self.current_tuple(ctx, &carried, range);
                 let saved = ctx.env.clone();
@@ -1017,6 +1064,30 @@ impl<'a> Mono<'a> {
             })
             .collect();
         core::Pattern::Tuple(items)
+    }
+
+    /// A name that holds a function cannot be rebound in a branch or a loop: which function it
+    /// holds after would be decided at run time, and function values exist only at compile time.
+    fn check_function_rebinding(&mut self, ctx: &Ctx<'a>, blocks: &[&Vec<StmtId>], range: TextRange) {
+        let mut assigned = BTreeSet::new();
+        for block in blocks {
+            assigned_locals(ctx.body, block, &mut assigned);
+        }
+        for local in assigned {
+            if matches!(ctx.env.locals.get(&local), Some(Value::Func(_) | Value::Closure(_))) {
+                let name = &ctx.body.local(local).name;
+                self.diagnostics.push(
+                    Diagnostic::new(
+                        Code::UnsupportedFunctionValue,
+                        range + ctx.builder.offset,
+                        format!("`{name}` holds a function and is rebound in this branch or loop"),
+                    )
+                    .with_help(
+                        "give the other function its own name, or call both and choose between the results",
+                    ),
+                );
+            }
+        }
     }
 
     /// Locals an `if` statement rebinds that are bound after it on both branches.
@@ -1466,6 +1537,15 @@ fn prim_of(name: &str, arity: usize) -> Option<Prim> {
         ("random_i32", _) => Prim::RandomI32,
         (cast, _) => Prim::Cast(Scalar::from_name(cast)?),
     })
+}
+
+/// How many function values may nest inside one specialisation (a function passed a function
+/// passed a function...): far beyond real programs, and a bound on runaway specialisation.
+const MAX_SPECIALISATION_DEPTH: usize = 32;
+
+fn target_depth(target: &Target) -> usize {
+    let inner = target.free_statics.iter().chain(&target.param_statics).flatten();
+    1 + inner.map(target_depth).max().unwrap_or(0)
 }
 
 /// The `if` clauses right after the `for` clause at `index`.

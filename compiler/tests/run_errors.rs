@@ -2,7 +2,9 @@
 //! Each program in `tests/data/errors/` names its expected error on its first line
 //! (`# error: E0400 at LINE:COL`, 1-based); CPython, running the same program through the
 //! prelude shim, must fail too, so the error is a real one and not an interpreter quirk.
-//! Later executors run the same programs through the differential harness.
+//! Later executors run the same programs through the differential harness. Programs in
+//! `tests/data/specialise/` pass `weft check` but cannot be specialised to the core: `weft run`
+//! reports them, with the same header convention.
 
 mod common;
 
@@ -49,5 +51,30 @@ fn run_time_errors_have_their_code_and_span() {
         if code.as_str() != "E0408" {
             assert!(codes.iter().any(|c| c == code.as_str()), "no program in tests/data/errors for {code}");
         }
+    }
+}
+
+#[test]
+fn specialisation_errors_have_their_code_and_span() {
+    for path in common::weft_programs(&["compiler/tests/data/specialise"]) {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let (code, line, col) = expected_error(&text);
+        let db = weft_compiler::Database::default();
+        let file = weft_compiler::SourceFile::new(&db, path.display().to_string(), text.clone());
+        assert!(
+            weft_compiler::file_diagnostics(&db, file).is_empty(),
+            "{} should check clean",
+            path.display()
+        );
+        let diagnostics = weft_compiler::driver::compile(&db, file).expect_err("specialisation fails");
+        let first = &diagnostics[0];
+        let position = LineIndex::new(&text).line_col(first.range.start());
+        assert_eq!(
+            (first.code.as_str(), position.line + 1, position.col + 1),
+            (code.as_str(), line, col),
+            "{}: {}",
+            path.display(),
+            first.message
+        );
     }
 }

@@ -131,3 +131,15 @@ fn a_nested_function_is_not_generalised_over_what_it_captures() {
         "#]],
     );
 }
+
+#[test]
+fn a_top_level_name_read_by_a_function_still_defaults_with_its_statement() {
+    check(
+        "def f():\n    return k\n\nk = 3\nprint(k, f())\nk = 1.5\n",
+        expect![[r#"
+        def f: () -> i32
+        k: i32
+        diagnostics: ["E0300"]
+    "#]],
+    );
+}

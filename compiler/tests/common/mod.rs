@@ -15,6 +15,7 @@ pub const ALL_PROGRAM_DIRS: &[&str] = &[
     "compiler/tests/data/diagnostics",
     "compiler/tests/data/run",
     "compiler/tests/data/errors",
+    "compiler/tests/data/specialise",
 ];
 
 /// The `.weft` files in the given directories (relative to the workspace root), sorted.
