@@ -126,6 +126,9 @@ codes! {
     UnsupportedOnDevice = ("E0408", "unsupported-on-device", Error),
     /// Out of memory, or recursion too deep.
     ResourceExhausted = ("E0409", "resource-exhausted", Error),
+    /// A compiler bug caught at run time (an ill-typed core program), reported instead of a
+    /// panic. No program should ever see it.
+    InternalError = ("E0499", "internal-error", Error),
 }
 
 impl fmt::Display for Code {

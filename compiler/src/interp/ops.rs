@@ -26,7 +26,7 @@ pub fn fail<T>(code: Code, message: impl Into<String>) -> Result<T, Fail> {
 
 /// A value of the wrong shape for the operation: the core was not well typed, a compiler bug.
 pub fn ill_typed<T>(what: &str) -> Result<T, Fail> {
-    fail(Code::InvalidArgument, format!("internal error: ill-typed core program ({what})"))
+    fail(Code::InternalError, format!("internal error: ill-typed core program ({what})"))
 }
 
 macro_rules! int_binary {
