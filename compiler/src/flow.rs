@@ -91,7 +91,8 @@ fn stmt_head(body: &Body, stmt: u32) -> TextRange {
     expr.map_or(body.stmt_ranges[stmt as usize], |e| body.expr_range(e))
 }
 
-fn always_returns_block(body: &Body, block: &Block) -> bool {
+/// Whether every path through the block ends in `return`.
+pub fn always_returns_block(body: &Body, block: &Block) -> bool {
     block.iter().any(|&s| always_returns(body, s))
 }
 

@@ -162,6 +162,11 @@ enum End {
     Values(Vec<LocalId>),
     /// The top level: it gives `()`.
     Unit,
+    /// A branch of an `if` that returns on some paths, where both branches may also fall
+    /// through: it gives `(returned, value, joined...)`, a falling path `(False, default, ...)`.
+    /// The rest of the block then runs once, when nothing returned, instead of being copied
+    /// into each branch (which would double the code for every such `if`).
+    Partial(Vec<LocalId>),
 }
 
 /// The lowering context of one body at one specialisation.
@@ -172,6 +177,8 @@ struct Ctx<'a> {
     subst: HashMap<TyVar, Type>,
     env: Env,
     builder: Builder,
+    /// The concrete return type of the function being built (`()` for main).
+    ret: Type,
 }
 
 struct Mono<'a> {
@@ -284,6 +291,7 @@ impl<'a> Mono<'a> {
             subst: HashMap::default(),
             env: Env::default(),
             builder: Builder::new("main".to_string(), 0.into()),
+            ret: Type::Tuple(vec![]),
         };
         let root = body.root.clone();
         let result = self.lower_seq(&mut ctx, &root, &End::Unit);
@@ -348,6 +356,9 @@ impl<'a> Mono<'a> {
                 let body = self.body_of(owner);
                 let name = format!("{}{}", body.name, type_suffix(&target.subst));
                 let mut ctx = self.new_ctx(owner, subst, name);
+                if let Type::Func(_, ret) = &function_types(self.db, self.items[*index as usize]).scheme.ty {
+                    ctx.ret = ctx.concrete(ret);
+                }
                 let slots: Vec<Slot> =
                     self.globals_of[*index as usize].iter().cloned().map(Slot::Global).collect();
                 self.bind_free_slots(&mut ctx, &slots, &target.free_statics);
@@ -367,6 +378,9 @@ impl<'a> Mono<'a> {
                     .unwrap_or_else(|| format!("<lambda@{}>", u32::from(info.range.start())));
                 let name = format!("{}.{label}{}", body.name, type_suffix(&target.subst));
                 let mut ctx = self.new_ctx(*owner, subst, name);
+                if let Some(Type::Func(_, ret)) = ctx.types.lambda_types.get(*lambda as usize) {
+                    ctx.ret = ctx.concrete(ret);
+                }
                 let slots = self.free_slots_of_lambda(body, *lambda);
                 self.bind_free_slots(&mut ctx, &slots, &target.free_statics);
                 // A named function sees itself (recursion), and reading it rebuilds this target.
@@ -440,6 +454,7 @@ impl<'a> Mono<'a> {
             subst,
             env: Env::default(),
             builder: Builder::new(name, self.offset_of(owner)),
+            ret: Type::Tuple(vec![]),
         }
     }
 
@@ -907,9 +922,13 @@ impl<'a> Mono<'a> {
             Stmt::If { cond, then, otherwise } => {
                 self.check_function_rebinding(ctx, &[then, otherwise], range);
                 let cond_expr = self.lower_expr(ctx, *cond);
-                if matches!(end, End::Return)
-                    && (contains_return(body, then) || contains_return(body, otherwise))
-                {
+                let returns = contains_return(body, then) || contains_return(body, otherwise);
+                let both_fall_through = !crate::flow::always_returns_block(body, then)
+                    && !crate::flow::always_returns_block(body, otherwise);
+                if returns && (matches!(end, End::Partial(_)) || both_fall_through) {
+                    return self.lower_partial_if(ctx, cond_expr, then, otherwise, rest, end, range);
+                }
+                if matches!(end, End::Return) && returns {
                     // Each branch continues with the rest of the block.
                     let saved = ctx.env.clone();
                     let then_stmts: Vec<StmtId> = then.iter().chain(rest).copied().collect();
@@ -980,10 +999,13 @@ impl<'a> Mono<'a> {
                 let rest_expr = self.lower_seq(ctx, rest, end);
                 self.let_(ctx, after, loop_expr, rest_expr, range)
             }
-            Stmt::Return(value) => match value {
-                Some(value) => self.lower_expr(ctx, *value),
-                None => ctx.builder.unit(range),
-            },
+            Stmt::Return(value) => {
+                let value = match value {
+                    Some(value) => self.lower_expr(ctx, *value),
+                    None => ctx.builder.unit(range),
+                };
+                self.returned(ctx, value, end, range)
+            }
             Stmt::Assert { cond, message } => {
                 let cond = self.lower_expr(ctx, *cond);
                 let assert = ctx.builder.add(
@@ -1034,7 +1056,83 @@ impl<'a> Mono<'a> {
         match end {
             End::Return | End::Unit => ctx.builder.unit(range),
             End::Values(locals) => self.current_tuple(ctx, locals, range),
+            End::Partial(joined) => {
+                let flag = ctx.builder.add(core::Expr::Literal(Literal::Bool(false)), Type::BOOL, range);
+                let ret = ctx.ret.clone();
+                let value = default_value(&mut ctx.builder, &ret, range);
+                let mut items = vec![flag, value];
+                let mut types = vec![Type::BOOL, ret];
+                for &local in joined {
+                    let read = match ctx.env.locals.get(&local) {
+                        Some(Value::Var(v)) => ctx.builder.read(*v, range),
+                        _ => ctx.builder.unit(range),
+                    };
+                    types.push(ctx.builder.ty(read));
+                    items.push(read);
+                }
+                ctx.builder.add(core::Expr::Tuple(items), Type::Tuple(types), range)
+            }
         }
+    }
+
+    /// What `return value` gives in a block that ends this way.
+    fn returned(&mut self, ctx: &mut Ctx<'a>, value: CoreExpr, end: &End, range: TextRange) -> CoreExpr {
+        let End::Partial(joined) = end else { return value };
+        let flag = ctx.builder.add(core::Expr::Literal(Literal::Bool(true)), Type::BOOL, range);
+        let mut types = vec![Type::BOOL, ctx.ret.clone()];
+        let mut items = vec![flag, value];
+        for &local in joined {
+            let ty = match ctx.env.locals.get(&local) {
+                Some(Value::Var(v)) => ctx.builder.var_ty(*v),
+                _ => ctx.concrete(ctx.types.local(local)),
+            };
+            items.push(default_value(&mut ctx.builder, &ty, range));
+            types.push(ty);
+        }
+        ctx.builder.add(core::Expr::Tuple(items), Type::Tuple(types), range)
+    }
+
+    /// `if` with returns on some paths, both branches falling through on others: the branches
+    /// give `(returned, value, joined...)` and the rest of the block runs once, if nothing
+    /// returned (see `End::Partial`).
+    #[allow(clippy::too_many_arguments)]
+    fn lower_partial_if(
+        &mut self,
+        ctx: &mut Ctx<'a>,
+        cond: CoreExpr,
+        then: &[StmtId],
+        otherwise: &[StmtId],
+        rest: &[StmtId],
+        end: &End,
+        range: TextRange,
+    ) -> CoreExpr {
+        let joined = self.joined_locals(ctx, then, otherwise);
+        let partial = End::Partial(joined.clone());
+        let saved = ctx.env.clone();
+        let then_expr = self.lower_seq(ctx, then, &partial);
+        ctx.env = saved.clone();
+        let else_expr = self.lower_seq(ctx, otherwise, &partial);
+        ctx.env = saved;
+        let ty = ctx.builder.ty(then_expr);
+        let branches =
+            ctx.builder.add(core::Expr::If { cond, then: then_expr, otherwise: else_expr }, ty, range);
+        let done = ctx.builder.var("returned", Type::BOOL);
+        let value = ctx.builder.var("value", ctx.ret.clone());
+        let core::Pattern::Tuple(mut parts) = self.rebind(ctx, &joined) else {
+            unreachable!("rebind gives a tuple pattern")
+        };
+        parts.splice(0..0, [core::Pattern::Var(done), core::Pattern::Var(value)]);
+        let rest_expr = self.lower_seq(ctx, rest, end);
+        let read_value = ctx.builder.read(value, range);
+        let on_return = self.returned(ctx, read_value, end, range);
+        let read_done = ctx.builder.read(done, range);
+        let ty = ctx.builder.ty(rest_expr);
+        let body = ctx.builder.add(
+            core::Expr::If { cond: read_done, then: on_return, otherwise: rest_expr },
+            ty,
+            range,
+        );
+        self.let_(ctx, core::Pattern::Tuple(parts), branches, body, range)
     }
 
     fn current_tuple(&mut self, ctx: &mut Ctx<'a>, locals: &[LocalId], range: TextRange) -> CoreExpr {
@@ -1537,6 +1635,27 @@ fn prim_of(name: &str, arity: usize) -> Option<Prim> {
         ("random_i32", _) => Prim::RandomI32,
         (cast, _) => Prim::Cast(Scalar::from_name(cast)?),
     })
+}
+
+/// A value of a type that no path reads: the value slot of a tuple that says nothing was
+/// returned, or a joined name on a path that did return.
+fn default_value(builder: &mut Builder, ty: &Type, range: TextRange) -> CoreExpr {
+    let expr = match ty {
+        Type::Scalar(Scalar::Bool) => core::Expr::Literal(Literal::Bool(false)),
+        Type::Scalar(s) if s.is_float() => core::Expr::Literal(Literal::Float(0.0, *s)),
+        Type::Scalar(s) => core::Expr::Literal(Literal::Int(0, *s)),
+        Type::Tuple(items) => {
+            let items = items.iter().map(|t| default_value(builder, t, range)).collect();
+            core::Expr::Tuple(items)
+        }
+        Type::Seq(_) => core::Expr::List(Vec::new()),
+        Type::Func(..) | Type::Var(_) => core::Expr::Tuple(Vec::new()),
+    };
+    let ty = match ty {
+        Type::Func(..) | Type::Var(_) => Type::Tuple(Vec::new()),
+        other => other.clone(),
+    };
+    builder.add(expr, ty, range)
 }
 
 /// How many function values may nest inside one specialisation (a function passed a function
