@@ -1008,15 +1008,7 @@ impl<'a> GroupInferrer<'a> {
                 self.infer_block(state, otherwise);
             }
             Stmt::For { pattern, iterable, body: loop_body } => {
-                let seq = self.infer_expr(state, *iterable, None);
-                let elem = self.fresh(Class::ANY);
-                let origin = Origin {
-                    range: body.expr_range(*iterable),
-                    other: None,
-                    what: "a `for` loop runs over a sequence",
-                };
-                self.require(state, &Type::seq(elem.clone()), &seq, origin);
-                self.bind_pattern(state, pattern, &elem, *iterable);
+                self.bind_iteration(state, pattern, *iterable, "a `for` loop runs over a sequence");
                 state.loop_depth += 1;
                 self.infer_block(state, loop_body);
                 state.loop_depth -= 1;
@@ -1095,6 +1087,21 @@ impl<'a> GroupInferrer<'a> {
         let ty = self.infer_expr(state, expr, None);
         let origin = Origin { range: state.body.expr_range(expr), other: None, what };
         self.require(state, &Type::BOOL, &ty, origin);
+    }
+
+    /// `for pattern in iterable`: the iterable is a sequence, and the pattern binds its elements.
+    fn bind_iteration(
+        &mut self,
+        state: &mut BodyState<'a>,
+        pattern: &Pattern,
+        iterable: ExprId,
+        what: &'static str,
+    ) {
+        let seq = self.infer_expr(state, iterable, None);
+        let elem = self.fresh(Class::ANY);
+        let origin = Origin { range: state.body.expr_range(iterable), other: None, what };
+        self.require(state, &Type::seq(elem.clone()), &seq, origin);
+        self.bind_pattern(state, pattern, &elem, iterable);
     }
 
     fn bind_pattern(&mut self, state: &mut BodyState<'a>, pattern: &Pattern, ty: &Type, value: ExprId) {
@@ -1251,17 +1258,12 @@ impl<'a> GroupInferrer<'a> {
             hir::Expr::Comprehension { element, clauses } => {
                 for clause in clauses {
                     match clause {
-                        Clause::For { pattern, iterable, .. } => {
-                            let seq = self.infer_expr(state, *iterable, None);
-                            let elem = self.fresh(Class::ANY);
-                            let origin = Origin {
-                                range: body.expr_range(*iterable),
-                                other: None,
-                                what: "a comprehension runs over a sequence",
-                            };
-                            self.require(state, &Type::seq(elem.clone()), &seq, origin);
-                            self.bind_pattern(state, pattern, &elem, *iterable);
-                        }
+                        Clause::For { pattern, iterable, .. } => self.bind_iteration(
+                            state,
+                            pattern,
+                            *iterable,
+                            "a comprehension runs over a sequence",
+                        ),
                         Clause::If(cond) => self.expect_bool(state, *cond, "a comprehension's `if` filter"),
                     }
                 }
