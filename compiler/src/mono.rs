@@ -1291,7 +1291,9 @@ impl<'a> Mono<'a> {
                 if matches!(body.expr(*operand), hir::Expr::Literal(hir::Literal::Int(_))) =>
             {
                 // `-2147483648` is one literal, which fits an i32 as a whole.
-                let hir::Expr::Literal(hir::Literal::Int(i)) = body.expr(*operand) else { unreachable!() };
+                let hir::Expr::Literal(hir::Literal::Int(i)) = body.expr(*operand) else {
+                    unreachable!("the guard matched an integer literal")
+                };
                 self.int_literal(ctx, i.wrapping_neg(), ty, range)
             }
             hir::Expr::Unary { op, operand } => {
