@@ -1592,6 +1592,14 @@ impl<'a> GroupInferrer<'a> {
         let (params, ret) = signature;
         state.expr_types[callee as usize] = Type::func(params.clone(), ret.clone());
         self.check_args_prelude(state, callee, name, args, &params);
+        // A literal cast to a type it can have takes that type (`f64(0.1)` is the f64 nearest
+        // 0.1, not the f32 nearest 0.1 widened), as a literal in any other context does.
+        if let (Some(target), [arg]) = (Scalar::from_name(name), args)
+            && let Type::Var(v) = self.shallow(&state.expr_types[*arg as usize])
+            && self.classes[v as usize].allows_scalar(target)
+        {
+            let _ = self.unify(&Type::Var(v), &Type::Scalar(target));
+        }
         ret
     }
 
