@@ -1595,6 +1595,7 @@ impl<'a> GroupInferrer<'a> {
         // A literal cast to a type it can have takes that type (`f64(0.1)` is the f64 nearest
         // 0.1, not the f32 nearest 0.1 widened), as a literal in any other context does.
         if let (Some(target), [arg]) = (Scalar::from_name(name), args)
+            && is_numeric_literal(state.body, *arg)
             && let Type::Var(v) = self.shallow(&state.expr_types[*arg as usize])
             && self.classes[v as usize].allows_scalar(target)
         {
@@ -1817,6 +1818,15 @@ fn mark_assigned(body: &Body, stmt: hir::StmtId, assigned: &mut [bool]) {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// A number written out, possibly negated: `2`, `-0.5`.
+fn is_numeric_literal(body: &Body, expr: ExprId) -> bool {
+    match body.expr(expr) {
+        hir::Expr::Literal(Literal::Int(_) | Literal::Float(_)) => true,
+        hir::Expr::Unary { op: hir::UnaryOp::Neg, operand } => is_numeric_literal(body, *operand),
+        _ => false,
+    }
 }
 
 /// `t[0]`, `t[-1]`: the literal a tuple index must be.
