@@ -265,6 +265,13 @@ impl Pattern {
         }
     }
 
+    /// Every local the targets of one assignment bind.
+    pub fn locals_of(targets: &[Pattern]) -> Vec<LocalId> {
+        let mut out = Vec::new();
+        targets.iter().for_each(|t| t.locals(&mut out));
+        out
+    }
+
     pub fn locals(&self, out: &mut Vec<LocalId>) {
         match self {
             Pattern::Bind(l, _) => out.push(*l),

@@ -1495,12 +1495,7 @@ impl<'a> GroupInferrer<'a> {
     /// arguments decided.
     fn check_args(&mut self, state: &mut BodyState<'a>, callee: ExprId, args: &[ExprId], params: &[Type]) {
         let body = state.body;
-        let is_lambda = |e: ExprId| matches!(body.expr(e), hir::Expr::Lambda(_));
-        let order: Vec<usize> = (0..args.len())
-            .filter(|&i| !is_lambda(args[i]))
-            .chain((0..args.len()).filter(|&i| is_lambda(args[i])))
-            .collect();
-        for i in order {
+        for i in lambdas_last(body, args) {
             let ty = self.infer_expr(state, args[i], Some(&params[i]));
             let origin = Origin {
                 range: body.expr_range(args[i]),
@@ -1613,12 +1608,7 @@ impl<'a> GroupInferrer<'a> {
         params: &[Type],
     ) {
         let body = state.body;
-        let is_lambda = |e: ExprId| matches!(body.expr(e), hir::Expr::Lambda(_));
-        let order: Vec<usize> = (0..args.len())
-            .filter(|&i| !is_lambda(args[i]))
-            .chain((0..args.len()).filter(|&i| is_lambda(args[i])))
-            .collect();
-        for i in order {
+        for i in lambdas_last(body, args) {
             let ty = self.infer_expr(state, args[i], Some(&params[i]));
             // Class constraints of the prelude's signature read better as class errors.
             if let Type::Var(v) = self.shallow(&params[i]) {
@@ -1799,7 +1789,7 @@ fn annotation_vars(body: &Body, types: &HashMap<String, Type>) -> Vec<Annotation
 fn mark_assigned(body: &Body, stmt: hir::StmtId, assigned: &mut [bool]) {
     let mut locals = Vec::new();
     match body.stmt(stmt) {
-        Stmt::Assign { targets, .. } => targets.iter().for_each(|t| t.locals(&mut locals)),
+        Stmt::Assign { targets, .. } => locals = Pattern::locals_of(targets),
         Stmt::For { pattern, body: block, .. } => {
             pattern.locals(&mut locals);
             block.iter().for_each(|&s| mark_assigned(body, s, assigned));
@@ -1818,6 +1808,15 @@ fn mark_assigned(body: &Body, stmt: hir::StmtId, assigned: &mut [bool]) {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// The order arguments are inferred in: lambdas last, so that their parameters get the types
+/// the other arguments decided (`map(lambda p: p[0], pairs)`).
+fn lambdas_last(body: &Body, args: &[ExprId]) -> Vec<usize> {
+    let is_lambda = |i: &usize| matches!(body.expr(args[*i]), hir::Expr::Lambda(_));
+    let (mut order, lambdas): (Vec<usize>, Vec<usize>) = (0..args.len()).partition(|i| !is_lambda(i));
+    order.extend(lambdas);
+    order
 }
 
 /// A number written out, possibly negated: `2`, `-0.5`.

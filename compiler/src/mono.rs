@@ -1734,11 +1734,7 @@ fn contains_return(body: &Body, block: &[StmtId]) -> bool {
 fn assigned_locals(body: &Body, block: &[StmtId], out: &mut BTreeSet<LocalId>) {
     for &s in block {
         match body.stmt(s) {
-            Stmt::Assign { targets, .. } => {
-                let mut locals = Vec::new();
-                targets.iter().for_each(|t| t.locals(&mut locals));
-                out.extend(locals);
-            }
+            Stmt::Assign { targets, .. } => out.extend(Pattern::locals_of(targets)),
             Stmt::If { then, otherwise, .. } => {
                 assigned_locals(body, then, out);
                 assigned_locals(body, otherwise, out);
@@ -1760,11 +1756,7 @@ fn definitely_bound(body: &Body, block: &[StmtId], before: &BTreeSet<LocalId>) -
     let mut bound = before.clone();
     for &s in block {
         match body.stmt(s) {
-            Stmt::Assign { targets, .. } => {
-                let mut locals = Vec::new();
-                targets.iter().for_each(|t| t.locals(&mut locals));
-                bound.extend(locals);
-            }
+            Stmt::Assign { targets, .. } => bound.extend(Pattern::locals_of(targets)),
             Stmt::If { then, otherwise, .. } => {
                 let a = definitely_bound(body, then, &bound);
                 let b = definitely_bound(body, otherwise, &bound);
