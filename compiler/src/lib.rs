@@ -20,6 +20,7 @@ pub mod flow;
 pub mod hir;
 pub mod infer;
 pub mod interp;
+pub mod ir;
 pub mod items;
 pub mod line_index;
 pub mod mono;
