@@ -44,6 +44,11 @@ enum Command {
         #[arg(long, value_enum)]
         backend: Option<BackendArg>,
     },
+    /// Print the flattened, segmented IR of a file's program.
+    Ir {
+        /// The `.weft` file.
+        file: PathBuf,
+    },
     /// Compiler developer tools.
     Dev {
         /// Print the program after this pass.
@@ -78,6 +83,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { files, format } => check(&files, format),
         Command::Run { file, backend } => run(&file, backend),
+        Command::Ir { file } => dev(&file, "ir"),
         Command::Dev { after, file } => dev(&file, &after),
     }
 }

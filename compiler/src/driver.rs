@@ -48,7 +48,7 @@ pub fn run<H: interp::Host + Send>(
 }
 
 /// The passes `weft dev --after` can show.
-pub const PASSES: &[&str] = &["parse", "hir", "types", "core"];
+pub const PASSES: &[&str] = &["parse", "hir", "types", "core", "ir"];
 
 /// The program as it is after `pass`, as text.
 pub fn dump_after(db: &dyn Db, file: SourceFile, pass: &str) -> Result<String, Vec<Diagnostic>> {
@@ -64,6 +64,7 @@ pub fn dump_after(db: &dyn Db, file: SourceFile, pass: &str) -> Result<String, V
         }
         "types" => Ok(types_summary(db, file)),
         "core" => compile(db, file).map(|program| program.to_string()),
+        "ir" => crate::flatten::ir_program(db, file).as_ref().map(|program| program.to_string()).map_err(Clone::clone),
         _ => Ok(String::new()),
     }
 }

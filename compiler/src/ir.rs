@@ -65,7 +65,7 @@ impl fmt::Display for IrType {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Program {
     pub functions: Vec<Function>,
     /// The function that runs the top-level statements (no parameters, no results).
@@ -83,7 +83,7 @@ impl Program {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Function {
     /// The core function's name, with `^` appended for a lifted version.
     pub name: String,
@@ -99,7 +99,7 @@ impl Function {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct VarInfo {
     /// The source name it came from, or a name for what it holds (`lengths`, `flags`).
     pub name: String,
@@ -108,7 +108,7 @@ pub struct VarInfo {
 
 /// Straight-line statements; `results` are the block's value (an `If` arm's results, a loop
 /// body's next state, a function's results).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Block {
     pub stmts: Vec<Stmt>,
     pub results: Vec<VarId>,
@@ -128,13 +128,13 @@ impl Block {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Stmt {
     pub kind: StmtKind,
     pub span: TextRange,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum StmtKind {
     /// `dest = op(...)`; a check has no destination.
     Op {
@@ -169,7 +169,7 @@ pub enum StmtKind {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PrintItem {
     Text(String),
     /// A host value of core type `ty`, laid out as `layout` describes for a single value.
@@ -267,11 +267,13 @@ pub struct Segs {
 /// program with the code and message the interpreter gives, at the statement's span.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Check {
-    /// `0 <= index < len` (E0400). `index` is the index as the user wrote it (negative ones
-    /// already counted from the end), so the message shows what the interpreter shows.
-    IndexInRange { index: VarId, len: VarId, written: VarId },
-    /// `a == b` for two lengths (E0403), e.g. `map` or `zip` over sequences of unequal length.
-    LengthsEqual { a: VarId, b: VarId, what: String },
+    /// `0 <= index < len` (E0400), where `index` has negative values already counted from the
+    /// end and `written` is the index as the program gave it, which the message shows:
+    /// "{what}index {written} is out of range for a sequence of length {len}" (`what` is
+    /// `""` for `xs[i]`, `"gather "` or `"scatter "`).
+    IndexInRange { index: VarId, len: VarId, written: VarId, what: String },
+    /// `a == b` for two lengths (E0403), with the interpreter's message for the operation.
+    LengthsEqual { a: VarId, b: VarId, what: LengthCheck },
     /// `len > 0` (E0404): `what` is the function (`min`, `argmax`, ...).
     NonEmpty { len: VarId, what: String },
     /// `cond` holds (E0402).
@@ -282,8 +284,21 @@ pub enum Check {
     NonZeroStep { step: VarId, what: String },
     /// Each segment of `index` is a permutation of `0..lengths[s]` (E0405).
     Permutation { index: VarId, segs: Segs },
-    /// `sum(lengths) == total` and every length is non-negative (E0403): `partition`.
-    PartitionLengths { lengths: VarId, total: VarId },
+    /// `partition` (E0403): no length is negative ("partition length {n} is negative"), then
+    /// each segment's `sums == totals` ("partition lengths sum to {sum}, but the sequence has
+    /// {total} elements").
+    PartitionLengths { lengths: VarId, sums: VarId, totals: VarId },
+}
+
+/// Which operation a length check belongs to, for its message.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum LengthCheck {
+    /// "{name} needs sequences of equal length, got lengths {a} and {b}" (`map`, `zip`).
+    Equal(String),
+    /// "scatter has {a} values but {b} indexes".
+    ScatterValues,
+    /// "permute of {a} elements got {b} indexes".
+    PermuteIndexes,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -474,14 +489,14 @@ impl Op {
 impl Check {
     pub fn operands(&self) -> Vec<VarId> {
         match self {
-            Check::IndexInRange { index, len, written } => vec![*index, *len, *written],
+            Check::IndexInRange { index, len, written, .. } => vec![*index, *len, *written],
             Check::LengthsEqual { a, b, .. } => vec![*a, *b],
             Check::NonEmpty { len, .. } => vec![*len],
             Check::Assert { cond, .. } => vec![*cond],
             Check::NonNegative { n, .. } => vec![*n],
             Check::NonZeroStep { step, .. } => vec![*step],
             Check::Permutation { index, segs } => vec![*index, segs.offsets, segs.lengths],
-            Check::PartitionLengths { lengths, total } => vec![*lengths, *total],
+            Check::PartitionLengths { lengths, sums, totals } => vec![*lengths, *sums, *totals],
         }
     }
 
@@ -777,7 +792,7 @@ fn var_name(function: &Function, id: VarId) -> String {
 
 /// The type an op gives for operands of these types (`None` for a check), or why the operands
 /// are wrong.
-fn op_result(op: &Op, operands: &[IrType]) -> Result<Option<IrType>, String> {
+pub(crate) fn op_result(op: &Op, operands: &[IrType]) -> Result<Option<IrType>, String> {
     use Op::*;
     let i32s = Scalar::I32;
     let any_vector = operands.iter().any(|t| t.is_vector());

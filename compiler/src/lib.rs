@@ -16,6 +16,7 @@ pub mod core;
 pub mod db;
 pub mod diagnostics;
 pub mod driver;
+pub mod flatten;
 pub mod flow;
 pub mod hir;
 pub mod infer;
