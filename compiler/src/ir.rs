@@ -284,6 +284,8 @@ pub enum Check {
     NonZeroStep { step: VarId, what: String },
     /// Each segment of `index` is a permutation of `0..lengths[s]` (E0405).
     Permutation { index: VarId, segs: Segs },
+    /// `lo < hi` (E0406): "random_i32 needs lo < hi, got lo = {lo} and hi = {hi}".
+    RandomRange { lo: VarId, hi: VarId },
     /// `partition` (E0403): no length is negative ("partition length {n} is negative"), then
     /// each segment's `sums == totals` ("partition lengths sum to {sum}, but the sequence has
     /// {total} elements").
@@ -339,17 +341,12 @@ pub enum Op {
         parts: Vec<VarId>,
         len: VarId,
     },
-    /// `random_f32(n, seed)` / `random_i32(n, lo, hi, seed)`, the interpreter's generators.
-    RandomF32 {
-        n: VarId,
-        seed: VarId,
-    },
-    RandomI32 {
-        n: VarId,
-        lo: VarId,
-        hi: VarId,
-        seed: VarId,
-    },
+    /// Element `index` of `random_f32(_, seed)`, element-wise (`interp::data`'s generator is
+    /// a pure function of `(seed, index)`).
+    RandomF32 { seed: VarId, index: VarId },
+    /// Element `index` of `random_i32(_, lo, hi, seed)`, element-wise; `lo < hi` is checked
+    /// before.
+    RandomI32 { lo: VarId, hi: VarId, seed: VarId, index: VarId },
     /// One field of a loaded file, flattened: `field` picks a leaf of the layout of `ty`
     /// (the whole file's type) in the order `layout` lists them.
     Load {
@@ -433,8 +430,8 @@ impl Op {
             Math(_, args) | Concat(args) => args.clone(),
             Replicate { value, len } => vec![*value, *len],
             Interleave { parts, len } => parts.iter().copied().chain([*len]).collect(),
-            RandomF32 { n, seed } => vec![*n, *seed],
-            RandomI32 { n, lo, hi, seed } => vec![*n, *lo, *hi, *seed],
+            RandomF32 { seed, index } => vec![*seed, *index],
+            RandomI32 { lo, hi, seed, index } => vec![*lo, *hi, *seed, *index],
             Gather { src, index } => vec![*src, *index],
             Scatter { dst, index, src } => vec![*dst, *index, *src],
             Pack { src, flags } => vec![*src, *flags],
@@ -497,6 +494,7 @@ impl Check {
             Check::NonZeroStep { step, .. } => vec![*step],
             Check::Permutation { index, segs } => vec![*index, segs.offsets, segs.lengths],
             Check::PartitionLengths { lengths, sums, totals } => vec![*lengths, *sums, *totals],
+            Check::RandomRange { lo, hi } => vec![*lo, *hi],
         }
     }
 
@@ -510,6 +508,7 @@ impl Check {
             Check::NonZeroStep { .. } => "non_zero_step",
             Check::Permutation { .. } => "permutation",
             Check::PartitionLengths { .. } => "partition_lengths",
+            Check::RandomRange { .. } => "random_range",
         }
     }
 }
@@ -877,8 +876,8 @@ pub(crate) fn op_result(op: &Op, operands: &[IrType]) -> Result<Option<IrType>, 
             scalar_of(*len, i32s, "the length")?;
             Some(IrType::vector(same_elem(parts)?))
         }
-        RandomF32 { .. } => Some(IrType::vector(Scalar::F32)),
-        RandomI32 { .. } => Some(IrType::vector(i32s)),
+        RandomF32 { .. } => elementwise(Scalar::F32),
+        RandomI32 { .. } => elementwise(i32s),
         Load { ty, field, .. } => {
             let leaves = layout(ty, false);
             let leaf = leaves.get(*field).ok_or("no such field in the loaded type")?;

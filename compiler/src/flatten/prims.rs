@@ -205,22 +205,29 @@ impl<'c> Flattener<'c> {
             Prim::Cast(to) => Rep::Leaf(self.b.emit("t", Op::Cast(*to, leaf(self, 0)?))),
             Prim::RandomF32 | Prim::RandomI32 => {
                 let operands = (0..values.len()).map(|i| leaf(self, i)).collect::<R<Vec<_>>>()?;
-                if operands.iter().any(|&v| self.b.is_vector(v)) {
-                    return Err(self.unsupported(self.b.span, "a random sequence per element of a parallel operation"));
-                }
-                let n = operands[0];
+                let n = self.b.cast(Scalar::I32, operands[0]);
                 let mut guarded = [n];
                 self.guard(&mut guarded, ctx);
                 self.b.check(Check::NonNegative { n: guarded[0], what: prim.name().to_string() });
+                let seed = self.b.cast(Scalar::I32, operands[operands.len() - 1]);
+                if matches!(prim, Prim::RandomI32) {
+                    let mut bounds = [operands[1], operands[2]];
+                    self.guard(&mut bounds, ctx);
+                    self.b.check(Check::RandomRange { lo: bounds[0], hi: bounds[1] });
+                }
+                let counts = self.range(None, n, None, ctx).seq().ok_or_else(|| self.bug("range"))?;
+                let (child, elems, offsets, lengths) = self.enter(&[counts], ctx, None)?;
+                let index = elems[0].leaf().ok_or_else(|| self.bug("range"))?;
+                let seed = self.lift(&Rep::Leaf(seed), ctx, child).leaf().unwrap_or(seed);
                 let data = match prim {
-                    Prim::RandomF32 => self.b.emit("random", Op::RandomF32 { n, seed: operands[1] }),
-                    _ => self.b.emit(
-                        "random",
-                        Op::RandomI32 { n, lo: operands[1], hi: operands[2], seed: operands[3] },
-                    ),
+                    Prim::RandomF32 => self.b.emit("random", Op::RandomF32 { seed, index }),
+                    _ => {
+                        let lo = self.lift(&Rep::Leaf(operands[1]), ctx, child).leaf().unwrap_or(operands[1]);
+                        let hi = self.lift(&Rep::Leaf(operands[2]), ctx, child).leaf().unwrap_or(operands[2]);
+                        self.b.emit("random", Op::RandomI32 { lo, hi, seed, index })
+                    }
                 };
-                let zero = self.b.i32(0);
-                Rep::Seq(Box::new(SeqRep { offsets: zero, lengths: n, elems: Rep::Leaf(data), compact: true }))
+                self.exit(&Rep::Leaf(data), child, offsets, lengths)
             }
             Prim::LoadNpy(path) | Prim::LoadCsv(path) => {
                 if self.lifted(ctx) {
