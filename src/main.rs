@@ -130,22 +130,18 @@ impl interp::Host for StdoutHost {
 }
 
 fn run(path: &Path, backend: Option<BackendArg>) -> ExitCode {
-    let backend = match backend {
-        Some(BackendArg::Interp) => Backend::Interp,
-        None => {
-            eprintln!(
-                "weft: running on the reference interpreter (the cpu and gpu executors are not built yet)"
-            );
-            Backend::Interp
-        }
-        Some(BackendArg::Cpu | BackendArg::Gpu) => {
-            eprintln!("error: the cpu and gpu executors are not built yet; use --backend interp");
-            return ExitCode::from(USAGE_ERROR);
-        }
-    };
     let (db, file) = match load(path) {
         Ok(loaded) => loaded,
         Err(code) => return code,
+    };
+    let backend = match backend {
+        Some(BackendArg::Interp) => Backend::Interp,
+        Some(BackendArg::Cpu) => Backend::Cpu,
+        None => default_backend(&db, file),
+        Some(BackendArg::Gpu) => {
+            eprintln!("error: the gpu executor is not built yet; use --backend cpu or --backend interp");
+            return ExitCode::from(USAGE_ERROR);
+        }
     };
     let mut host = StdoutHost { out: std::io::BufWriter::new(std::io::stdout()) };
     let result = driver::run(&db, file, backend, &mut host);
@@ -163,6 +159,29 @@ fn run(path: &Path, backend: Option<BackendArg>) -> ExitCode {
     };
     std::mem::forget(db);
     code
+}
+
+/// The cpu executor (there is no GPU executor yet), or the interpreter for a program the
+/// flattener cannot handle yet; either way with a one-line notice, as the brief asks.
+fn default_backend(db: &weft_compiler::Database, file: SourceFile) -> Backend {
+    match driver::flat_program(db, file) {
+        Err(diagnostics) if diagnostics.iter().all(|d| d.code == weft_compiler::Code::UnsupportedOnDevice) => {
+            let position = weft_compiler::line_index::LineIndex::new(file.text(db))
+                .line_col(diagnostics[0].range.start());
+            eprintln!(
+                "weft: running on the reference interpreter: {} ({}:{}:{})",
+                diagnostics[0].message,
+                file.path(db),
+                position.line + 1,
+                position.col + 1
+            );
+            Backend::Interp
+        }
+        _ => {
+            eprintln!("weft: running on the cpu executor (the gpu executor is not built yet)");
+            Backend::Cpu
+        }
+    }
 }
 
 fn dev(path: &Path, pass: &str) -> ExitCode {

@@ -8,12 +8,14 @@ use crate::db::{Db, SourceFile};
 use crate::diagnostics::Diagnostic;
 use crate::infer::{function_types, top_level_types};
 use crate::items::file_functions;
-use crate::{core, hir, interp, mono};
+use crate::{core, cpu, flatten, hir, interp, ir, mono};
 
 /// The executors `weft run` can use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Interp,
+    /// The flattened program on the parallel CPU executor.
+    Cpu,
 }
 
 /// Why a run stopped.
@@ -41,10 +43,28 @@ pub fn run<H: interp::Host + Send>(
     backend: Backend,
     host: &mut H,
 ) -> Result<(), RunError> {
-    let program = compile(db, file).map_err(RunError::Compile)?;
     match backend {
-        Backend::Interp => interp::run_with_big_stack(program, host).map_err(RunError::Runtime),
+        Backend::Interp => {
+            let program = compile(db, file).map_err(RunError::Compile)?;
+            interp::run_with_big_stack(program, host).map_err(RunError::Runtime)
+        }
+        Backend::Cpu => run_cpu(db, file, host).map(|_| ()),
     }
+}
+
+/// The flattened program, or why it cannot be built: compile errors, or E0408 for what the
+/// flattener does not handle yet.
+pub fn flat_program(db: &dyn Db, file: SourceFile) -> Result<&ir::Program, Vec<Diagnostic>> {
+    flatten::ir_program(db, file).as_ref().map_err(Clone::clone)
+}
+
+/// Runs a file on the CPU executor and gives its counters: how many ops ran, over how many
+/// elements.
+pub fn run_cpu(db: &dyn Db, file: SourceFile, host: &mut dyn interp::Host) -> Result<cpu::Counters, RunError> {
+    let program = flat_program(db, file).map_err(RunError::Compile)?;
+    let mut counters = cpu::Counters::default();
+    cpu::run(program, host, &mut counters).map_err(RunError::Runtime)?;
+    Ok(counters)
 }
 
 /// The passes `weft dev --after` can show.
@@ -64,7 +84,7 @@ pub fn dump_after(db: &dyn Db, file: SourceFile, pass: &str) -> Result<String, V
         }
         "types" => Ok(types_summary(db, file)),
         "core" => compile(db, file).map(|program| program.to_string()),
-        "ir" => crate::flatten::ir_program(db, file).as_ref().map(|program| program.to_string()).map_err(Clone::clone),
+        "ir" => flat_program(db, file).map(|program| program.to_string()),
         _ => Ok(String::new()),
     }
 }

@@ -896,3 +896,6 @@ pub fn ir_program(db: &dyn crate::db::Db, file: crate::db::SourceFile) -> Result
     let program = crate::driver::compile(db, file)?;
     flatten(program).map_err(|d| vec![d])
 }
+
+#[cfg(test)]
+mod tests;

@@ -30,6 +30,8 @@ pub enum Executor {
     CPython,
     /// The reference interpreter.
     Interp,
+    /// The flattened program on the parallel CPU executor.
+    Cpu,
 }
 
 /// Collects printed lines; reads data files relative to the workspace root.
@@ -70,6 +72,21 @@ pub fn run(executor: Executor, path: &Path) -> Outcome {
             Outcome { stdout: String::from_utf8_lossy(&output.stdout).into_owned(), error: None }
         }
         Executor::Interp => run_backend(Backend::Interp, path),
+        Executor::Cpu => run_backend(Backend::Cpu, path),
+    }
+}
+
+/// Whether the flattener rejects a program as not handled yet (E0408), with its message.
+pub fn unflattened(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let db = Database::default();
+    let file = SourceFile::new(&db, path.display().to_string(), text);
+    match driver::flat_program(&db, file) {
+        Err(diagnostics) => diagnostics
+            .iter()
+            .find(|d| d.code == weft_compiler::Code::UnsupportedOnDevice)
+            .map(|d| d.message.clone()),
+        Ok(_) => None,
     }
 }
 

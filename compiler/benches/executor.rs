@@ -1,0 +1,175 @@
+//! `cargo bench --bench executor`: the CPU executor against plain sequential Rust loops written
+//! as baselines, on the targets of `docs/performance.md`:
+//! - the dot product of two 10M-element `f32` vectors;
+//! - Black-Scholes pricing of 1M options.
+//!
+//! Each is timed with rayon pools of 1 and 2 threads (and the machine's default), and the
+//! table gives the median of several runs, the ratio to the baseline and the 1 -> 2 thread
+//! speed-up. Inputs are made before timing, with the prelude's own random generator.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use weft_compiler::cpu::{self, Buffer, ScalarValue, Value};
+use weft_compiler::interp::data::random_f32;
+use weft_compiler::interp::ops::erf_f32;
+use weft_compiler::{Database, SourceFile, driver, flatten, ir};
+
+const DOT: &str = "\
+def dot(xs: [f32], ys: [f32]) -> f32:
+    return sum([x * y for x, y in zip(xs, ys)])
+
+print(dot([1.0], [2.0]))
+";
+
+const BLACK_SCHOLES: &str = "\
+def cnd(d: f32) -> f32:
+    return 0.5 * (1.0 + erf(d / sqrt(2.0)))
+
+def price(s: f32, k: f32, t: f32) -> (f32, f32):
+    r = 0.02
+    v = 0.30
+    sqrt_t = sqrt(t)
+    d1 = (log(s / k) + (r + 0.5 * v * v) * t) / (v * sqrt_t)
+    d2 = d1 - v * sqrt_t
+    discounted_k = k * exp(-r * t)
+    call = s * cnd(d1) - discounted_k * cnd(d2)
+    put = discounted_k * cnd(-d2) - s * cnd(-d1)
+    return (call, put)
+
+def price_all(spots: [f32], strikes: [f32], times: [f32]) -> [(f32, f32)]:
+    return [price(s, k, t) for s, k, t in zip(spots, strikes, times)]
+
+print(price_all([100.0], [100.0], [1.0]))
+";
+
+/// The flattened entry point `name` of a program.
+fn entry(source: &str, name: &str) -> ir::Program {
+    let db = Database::default();
+    let file = SourceFile::new(&db, format!("{name}.weft"), source.to_string());
+    let core = driver::compile(&db, file).expect("the benchmark program compiles");
+    let id = core.functions.iter().position(|f| f.name == name).expect("the entry function exists");
+    flatten::flatten_entry(core, id as u32).expect("the benchmark program flattens")
+}
+
+/// A host sequence of `f32`, laid out as the IR passes it: offset, length, data.
+fn seq(data: Vec<f32>) -> Vec<Value> {
+    let n = data.len() as i32;
+    vec![
+        Value::Scalar(ScalarValue::I32(0)),
+        Value::Scalar(ScalarValue::I32(n)),
+        Value::Vector(Arc::new(Buffer::F32(data))),
+    ]
+}
+
+struct NoHost;
+
+impl weft_compiler::interp::Host for NoHost {
+    fn print(&mut self, _: &str) {}
+    fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
+        Err(std::io::Error::other(format!("no files in benchmarks: {path}")))
+    }
+}
+
+fn median(mut f: impl FnMut(), runs: usize) -> Duration {
+    f(); // warm up: page in the inputs and the pools
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[runs / 2]
+}
+
+fn weft_time(program: &ir::Program, args: &[Value], threads: Option<usize>, runs: usize) -> Duration {
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        builder = builder.num_threads(t);
+    }
+    let pool = builder.build().expect("a rayon pool");
+    pool.install(|| {
+        median(
+            || {
+                let mut counters = cpu::Counters::default();
+                let out = cpu::call(program, program.main, args.to_vec(), &mut NoHost, &mut counters)
+                    .expect("the benchmark runs");
+                std::hint::black_box(out);
+            },
+            runs,
+        )
+    })
+}
+
+fn dot_baseline(xs: &[f32], ys: &[f32]) -> f32 {
+    let mut total = 0.0f32;
+    for i in 0..xs.len() {
+        total += xs[i] * ys[i];
+    }
+    total
+}
+
+fn cnd(d: f32) -> f32 {
+    0.5 * (1.0 + erf_f32(d / 2.0f32.sqrt()))
+}
+
+fn black_scholes_baseline(spots: &[f32], strikes: &[f32], times: &[f32]) -> Vec<(f32, f32)> {
+    let (r, v) = (0.02f32, 0.30f32);
+    let mut out = Vec::with_capacity(spots.len());
+    for i in 0..spots.len() {
+        let (s, k, t) = (spots[i], strikes[i], times[i]);
+        let sqrt_t = t.sqrt();
+        let d1 = ((s / k).ln() + (r + 0.5 * v * v) * t) / (v * sqrt_t);
+        let d2 = d1 - v * sqrt_t;
+        let discounted_k = k * (-r * t).exp();
+        out.push((s * cnd(d1) - discounted_k * cnd(d2), discounted_k * cnd(-d2) - s * cnd(-d1)));
+    }
+    out
+}
+
+fn report(name: &str, baseline: Duration, program: &ir::Program, args: &[Value], runs: usize) {
+    let one = weft_time(program, args, Some(1), runs);
+    let two = weft_time(program, args, Some(2), runs);
+    let default = weft_time(program, args, None, runs);
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{name:<24} baseline {:>8.1} ms | weft 1 thread {:>8.1} ms ({:.2}x) | 2 threads {:>8.1} ms ({:.2}x) | default pool {:>8.1} ms ({:.2}x) | 1->2 threads speed-up {:.2}x",
+        ms(baseline),
+        ms(one),
+        ms(one) / ms(baseline),
+        ms(two),
+        ms(two) / ms(baseline),
+        ms(default),
+        ms(default) / ms(baseline),
+        ms(one) / ms(two),
+    );
+}
+
+fn main() {
+    let runs = if std::env::args().any(|a| a == "--quick") { 3 } else { 7 };
+    println!("rayon default threads: {}", rayon::current_num_threads());
+
+    let n = 10_000_000;
+    let (xs, ys) = (random_f32(n, 1), random_f32(n, 2));
+    let baseline = median(|| drop(std::hint::black_box(dot_baseline(&xs, &ys))), runs);
+    let program = entry(DOT, "dot");
+    let mut args = seq(xs.clone());
+    args.extend(seq(ys.clone()));
+    report("dot product, 10M f32", baseline, &program, &args, runs);
+
+    let n = 1_000_000;
+    let spots: Vec<f32> = random_f32(n, 1).iter().map(|u| 5.0 + 25.0 * u).collect();
+    let strikes: Vec<f32> = random_f32(n, 2).iter().map(|u| 1.0 + 99.0 * u).collect();
+    let times: Vec<f32> = random_f32(n, 3).iter().map(|u| 0.25 + 9.75 * u).collect();
+    let baseline = median(|| drop(std::hint::black_box(black_scholes_baseline(&spots, &strikes, &times))), runs);
+    let program = entry(BLACK_SCHOLES, "price_all");
+    let mut args = seq(spots);
+    args.extend(seq(strikes));
+    args.extend(seq(times));
+    report("Black-Scholes, 1M options", baseline, &program, &args, runs);
+}

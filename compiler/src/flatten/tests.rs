@@ -1,0 +1,110 @@
+//! Flattening, checked on the IR itself: the shape of the code for comprehensions and
+//! conditionals, and the IR checker on every sample.
+
+use expect_test::expect;
+
+use crate::ir::{self, Op, StmtKind};
+use crate::{Database, SourceFile, driver};
+
+fn flat(source: &str) -> ir::Program {
+    let db = Database::default();
+    let file = SourceFile::new(&db, "test.weft".to_string(), source.to_string());
+    driver::flat_program(&db, file).unwrap_or_else(|d| panic!("does not flatten: {d:#?}")).clone()
+}
+
+fn op_names(program: &ir::Program) -> Vec<String> {
+    fn walk(block: &ir::Block, out: &mut Vec<String>) {
+        for stmt in &block.stmts {
+            match &stmt.kind {
+                StmtKind::Op { op, .. } => out.push(op.name()),
+                StmtKind::If { then, otherwise, .. } => {
+                    walk(then, out);
+                    walk(otherwise, out);
+                }
+                StmtKind::While { cond, body, .. } => {
+                    walk(cond, out);
+                    walk(body, out);
+                }
+                StmtKind::Call { .. } | StmtKind::Print { .. } => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for f in &program.functions {
+        walk(&f.body, &mut out);
+    }
+    out
+}
+
+#[test]
+fn a_comprehension_is_one_element_wise_op_per_scalar_operation() {
+    let program = flat("xs = [1, 2, 3]\nprint([x * 2 + 1 for x in xs])\n");
+    expect![[r#"
+        fn#0 main() =
+          c%0: i32 = const(1) @5..6
+          c%1: i32 = const(2) @8..9
+          c%2: i32 = const(3) @11..12
+          c%3: i32 = const(3) @4..13
+          c%4: i32 = const(0) @4..13
+          concat%5: [i32] = concat(c%0, c%1, c%2) @4..13
+          c%6: i32 = const(0) @20..45
+          c%7: i32 = const(2) @26..27
+          t%8: [i32] = binary*(concat%5, c%7) @22..27
+          c%9: i32 = const(1) @30..31
+          t%10: [i32] = binary+(t%8, c%9) @22..31
+          print t%10: [i32] @14..46
+          => ()
+    "#]]
+    .assert_eq(&program.to_string());
+}
+
+#[test]
+fn a_conditional_that_can_fail_runs_each_arm_on_its_own_elements() {
+    let split = op_names(&flat("xs = [0, 1, 2]\nprint([10 // x if x != 0 else 0 for x in xs])\n"));
+    assert!(split.iter().filter(|n| *n == "pack").count() == 2, "{split:?}");
+    assert!(split.iter().any(|n| n == "scatter"), "{split:?}");
+    let select = op_names(&flat("xs = [0, 1, 2]\nprint([x * 2 if x != 0 else 0 for x in xs])\n"));
+    assert!(select.iter().any(|n| n == "select") && !select.iter().any(|n| n == "pack"), "{select:?}");
+}
+
+#[test]
+fn a_free_sequence_is_read_in_place() {
+    // `xs` is uniform in the comprehension: its elements are gathered at the read indexes,
+    // never replicated per element.
+    let names = op_names(&flat("xs = [5, 6, 7]\nidx = [2, 0]\nprint([xs[i] for i in idx])\n"));
+    assert!(!names.iter().any(|n| n == "replicate"), "{names:?}");
+    assert!(names.iter().any(|n| n == "gather"), "{names:?}");
+    assert!(names.iter().any(|n| n == "check.index_in_range"), "{names:?}");
+}
+
+#[test]
+fn every_flattened_sample_passes_the_ir_checker() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(root.join("samples")).expect("samples") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "weft") {
+            continue;
+        }
+        let db = Database::default();
+        let file = SourceFile::new(&db, path.display().to_string(), std::fs::read_to_string(&path).expect("text"));
+        if let Ok(program) = driver::flat_program(&db, file) {
+            ir::check(program, "test").unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(program.op_count() > 0);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 14, "only {checked} samples flatten");
+}
+
+#[test]
+fn the_checker_names_the_pass_that_broke_the_program() {
+    let mut program = flat("xs = [1, 2]\nprint(sum(xs))\n");
+    // Make an op read a variable that is defined later.
+    let main = &mut program.functions[0];
+    if let StmtKind::Op { op, .. } = &mut main.body.stmts[0].kind {
+        *op = Op::Length(main.vars.len() as u32 - 1);
+    }
+    let error = ir::check(&program, "fuse").expect_err("the broken program is rejected");
+    assert!(error.contains("after `fuse`"), "{error}");
+}

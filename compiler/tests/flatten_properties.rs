@@ -1,0 +1,84 @@
+//! Property test: nested programs on random nested inputs give the same output on the CPU
+//! executor (flattened) as on the reference interpreter (nested). The inputs include empty and
+//! one-element segments and nest three deep; the programs cover comprehensions with filters,
+//! conditionals on sequences, closures, reductions, scans, sorts, slices, indexing from the
+//! end, concatenation, partitioning and equality.
+
+mod common;
+
+use common::differential::{CapturingHost, compare};
+use proptest::prelude::*;
+use weft_compiler::driver::{self, Backend, RunError};
+use weft_compiler::{Database, SourceFile};
+
+/// Each program reads `xss : [[i32]]` and `zsss : [[[i32]]]`.
+const PROGRAMS: &[&str] = &[
+    "print([sum(xs) for xs in xss], [len(xs) for xs in xss])",
+    "print([[x * 2 + 1 for x in xs if x % 3 != 0] for xs in xss])",
+    "print([max(xs) if len(xs) > 0 else 0 for xs in xss], [min(xs) if len(xs) > 1 else -1 for xs in xss])",
+    "print([[x + len(xs) for x in xs] for xs in xss])",
+    "print([[xs[i] for i in range(len(xs)) if i % 2 == 0] for xs in xss])",
+    "print([[sum(ys) + len(yss) for ys in yss] for yss in zsss])",
+    "print([[[y * len(ys) for y in ys if y != 0] for ys in yss] for yss in zsss])",
+    "print(flatten(xss), concat(flatten(xss), [7]), [concat(xs, [len(xs)]) for xs in xss])",
+    "print([xs if len(xs) % 2 == 0 else reverse(xs) for xs in xss])",
+    "print([scan(lambda a, b: a + b, xs) for xs in xss], [exclusive_scan(lambda a, b: max(a, b), len(xs), xs) for xs in xss])",
+    "print([sort(xs) for xs in xss], sort(flatten(xss)))",
+    "k = 3\nf = lambda x: x * k\nprint([map(f, xs) for xs in xss], [[f(x) - k for x in xs] for xs in xss])",
+    "print([[a * b for a, b in zip(xs, reverse(xs))] for xs in xss])",
+    "print([xs[-1] if len(xs) > 0 else 0 for xs in xss], [xs[len(xs) // 2] for xs in xss if len(xs) > 0])",
+    "print([[x for x in xs if x > min(xs)] if len(xs) > 0 else [] for xs in xss])",
+    "print([xs[1:] for xs in xss], [xs[::2] for xs in xss], [xs[::-1] for xs in xss], [xs[-2:] for xs in xss])",
+    "print(partition(flatten(xss), lengths(xss)) == xss, [xs == sort(xs) for xs in xss])",
+    "print([reduce(lambda a, b: (a[0] + b[0], max(a[1], b[1])), [(x, x) for x in xs], (0, -100)) for xs in xss])",
+    "print([sum([f32(x) * 0.5 for x in xs]) for xs in xss], [any([x > 5 for x in xs]) for xs in xss])",
+    "print([[(x, len(ys)) for x in ys] for ys in flatten(zsss)], [count([y > 0 for y in flatten(yss)]) for yss in zsss])",
+    "print([[gather(xs, [i for i in range(len(xs)) if i != 1]) for xs in yss] for yss in zsss])",
+    "print([[x // 2 if x > 0 else -x for x in xs] for xs in xss], [[x for x in range(len(xs), 0, -2)] for xs in xss])",
+    "def total(ys):\n    return sum([y * y for y in ys])\nprint([[total(ys) for ys in yss] for yss in zsss], [total(xs) for xs in xss])",
+    "print([argmax(xs) if len(xs) > 0 else -1 for xs in xss], [[x for x in xs if x > 0 and 10 // x > 2] for xs in xss])",
+    "print([[10 // x if x != 0 else 0 for x in xs] for xs in xss], [[xs[x] if x >= 0 and x < len(xs) else 0 for x in xs] for xs in xss])",
+];
+
+fn literal<T: std::fmt::Debug>(value: &T) -> String {
+    format!("{value:?}")
+}
+
+fn run(source: &str, backend: Backend) -> (String, Option<(String, u32, u32)>) {
+    let db = Database::default();
+    let file = SourceFile::new(&db, "property.weft".to_string(), source.to_string());
+    let mut host = CapturingHost { stdout: String::new() };
+    match driver::run(&db, file, backend, &mut host) {
+        Ok(()) => (host.stdout, None),
+        Err(RunError::Runtime(e)) => {
+            (host.stdout, Some((e.code.as_str().to_string(), e.range.start().into(), e.range.end().into())))
+        }
+        Err(RunError::Compile(d)) => panic!("{source}\ndoes not compile on {backend:?}: {d:#?}"),
+    }
+}
+
+fn nested() -> impl Strategy<Value = (Vec<Vec<i32>>, Vec<Vec<Vec<i32>>>)> {
+    let row = || prop::collection::vec(-9i32..10, 0..5);
+    (prop::collection::vec(row(), 0..6), prop::collection::vec(prop::collection::vec(row(), 0..4), 0..4))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn cpu_matches_interpreter_on_random_nested_inputs((xss, zsss) in nested()) {
+        let header = format!("xss = {}\nzsss = {}\n", literal(&xss), literal(&zsss));
+        // Type the inputs even when they are empty.
+        let header = header.replace("xss = []", "xss = [[0] for _ in range(0)]")
+            .replace("zsss = []", "zsss = [[[0]] for _ in range(0)]");
+        for program in PROGRAMS {
+            let source = format!("{header}{program}\n");
+            let (expected, expected_error) = run(&source, Backend::Interp);
+            let (actual, actual_error) = run(&source, Backend::Cpu);
+            prop_assert_eq!(&expected_error, &actual_error, "{}", source);
+            if let Err(difference) = compare(&expected, &actual) {
+                prop_assert!(false, "{}\n{}", source, difference);
+            }
+        }
+    }
+}
