@@ -544,7 +544,8 @@ fn compact_starts(lengths: &[i32]) -> KResult<(Vec<usize>, usize)> {
 fn split_compact<'a, T>(mut out: &'a mut [T], lengths: &[i32]) -> Vec<&'a mut [T]> {
     let mut parts = Vec::with_capacity(lengths.len());
     for &l in lengths {
-        let (head, tail) = std::mem::take(&mut out).split_at_mut((l.max(0) as usize).min(out.len()));
+        let k = (l.max(0) as usize).min(out.len());
+        let (head, tail) = std::mem::take(&mut out).split_at_mut(k);
         parts.push(head);
         out = tail;
     }
