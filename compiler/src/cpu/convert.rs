@@ -22,9 +22,9 @@ pub fn value_to_vars(ty: &Type, value: &interp::Value) -> Vec<Value> {
 
 fn push_single(ty: &Type, value: &interp::Value, out: &mut Vec<Value>) {
     match ty {
-        Type::Scalar(s) => out.push(Value::Scalar(
-            ScalarValue::from_interp(value).unwrap_or_else(|| zero(*s)),
-        )),
+        Type::Scalar(s) => {
+            out.push(Value::Scalar(ScalarValue::from_interp(value).unwrap_or_else(|| zero(*s))))
+        }
         Type::Tuple(items) => {
             let fields = value.as_tuple().unwrap_or(&[]);
             for (k, t) in items.iter().enumerate() {
@@ -225,7 +225,8 @@ impl Coll {
             Coll::Seqs { offsets, lengths, elems } => {
                 let o = offsets.get(i).and_then(ScalarValue::as_int).ok_or_else(missing)?;
                 let l = lengths.get(i).and_then(ScalarValue::as_int).ok_or_else(missing)?;
-                let (o, l) = (usize::try_from(o).map_err(|_| missing())?, usize::try_from(l).map_err(|_| missing())?);
+                let (o, l) =
+                    (usize::try_from(o).map_err(|_| missing())?, usize::try_from(l).map_err(|_| missing())?);
                 Ok(interp::Value::Seq(elems.seq(o, l)?))
             }
             Coll::Units => Ok(interp::Value::unit()),

@@ -208,9 +208,9 @@ fn try_map2<A: Elem, B: Elem, R: Send>(
         (Arg::S(x), Arg::V(ys)) => ys.par_iter().map(|&y| f(x, y)).collect(),
         (Arg::S(x), Arg::S(y)) => (0..n).into_par_iter().map(|_| f(x, y)).collect(),
     };
-    all.or_else(|e| {
+    all.map_err(|e| {
         let first = (0..n).into_par_iter().find_map_first(|i| f(a.get(i), b.get(i)).err());
-        Err(first.unwrap_or(e))
+        first.unwrap_or(e)
     })
 }
 
@@ -640,9 +640,7 @@ fn count(n: &Value, what: &str) -> KResult<usize> {
 pub fn random_f32(n: &Value, seed: &Value) -> KResult<Value> {
     let n = count(n, "random_f32")?;
     let seed = scalar_int(seed)? as i32;
-    let v = par_map_idx(n, |i| {
-        (interp::data::bits(seed, i as u32) >> 8) as f32 * (1.0 / 16_777_216.0)
-    });
+    let v = par_map_idx(n, |i| (interp::data::bits(seed, i as u32) >> 8) as f32 * (1.0 / 16_777_216.0));
     Ok(Value::f32s(v))
 }
 
@@ -679,7 +677,8 @@ pub fn gather(src: &Value, index: &Value) -> KResult<Value> {
     let src = buffer(src)?;
     let idx = int_arg(index)?;
     let len = src.len();
-    let bad = |i: i64| internal::<()>(format!("gather index {i} out of range for {len} elements")).unwrap_err();
+    let bad =
+        |i: i64| internal::<()>(format!("gather index {i} out of range for {len} elements")).unwrap_err();
     each_buffer!(src, xs, T, {
         match (index, idx) {
             (Value::Scalar(_), IntArg::S(i)) => match in_range(i, len) {

@@ -68,7 +68,8 @@ pub fn call(
     host: &mut dyn Host,
     counters: &mut Counters,
 ) -> Result<Vec<Value>, Diagnostic> {
-    let mut exec = Exec { program, host, counters, liveness: HashMap::new(), loads: HashMap::new(), depth: 0 };
+    let mut exec =
+        Exec { program, host, counters, liveness: HashMap::new(), loads: HashMap::new(), depth: 0 };
     exec.call_function(func, args, TextRange::default())
 }
 
@@ -188,7 +189,12 @@ impl<'p> Exec<'p, '_> {
         };
         if args.len() != f.params.len() {
             return Err(internal_at(
-                format!("`{}` called with {} arguments for {} parameters", f.name, args.len(), f.params.len()),
+                format!(
+                    "`{}` called with {} arguments for {} parameters",
+                    f.name,
+                    args.len(),
+                    f.params.len()
+                ),
                 span,
             ));
         }
@@ -347,7 +353,9 @@ impl<'p> Exec<'p, '_> {
 fn get(frame: &Frame, var: VarId, span: TextRange) -> R<Value> {
     match frame.get(var as usize) {
         Some(Some(v)) => Ok(v.clone()),
-        Some(None) => Err(internal_at(format!("%{var} is read before it is defined or after it is freed"), span)),
+        Some(None) => {
+            Err(internal_at(format!("%{var} is read before it is defined or after it is freed"), span))
+        }
         None => Err(internal_at(format!("variable %{var} does not exist"), span)),
     }
 }

@@ -146,11 +146,12 @@ fn float_min_max_and_math_follow_the_interpreter() {
     let f = b.finish("f", vec![mn, mx, e]);
     let nan = f32::NAN;
     let out = ok1(f, vec![Value::f32s(vec![0.0, nan, 1.0]), Value::f32s(vec![-0.0, 2.0, nan])]);
-    let show = |v: &Value| format_value(&vars_to_value(&Type::seq(Type::F32), &[
-        Value::Scalar(ScalarValue::I32(0)),
-        Value::Scalar(ScalarValue::I32(3)),
-        v.clone(),
-    ]));
+    let show = |v: &Value| {
+        format_value(&vars_to_value(
+            &Type::seq(Type::F32),
+            &[Value::Scalar(ScalarValue::I32(0)), Value::Scalar(ScalarValue::I32(3)), v.clone()],
+        ))
+    };
     assert_eq!(show(&out[0]), "[0.0, 2.0, 1.0]");
     assert_eq!(show(&out[1]), "[0.0, nan, nan]");
     assert_eq!(show(&out[2]), "[0.0, nan, 0.8427008]");
@@ -261,11 +262,8 @@ fn moving_data() {
     let scattered = b.op(vi32(), Op::Scatter { dst: src, index: idx, src: seven });
     let len = b.op(si32(), Op::Length(src));
     let f = b.finish("f", vec![packed, gathered, one, scattered, len]);
-    let out = ok1(f, vec![
-        i32s(&[10, 20, 30, 40]),
-        Value::bools(vec![true, false, false, true]),
-        i32s(&[3, 0, 3]),
-    ]);
+    let out =
+        ok1(f, vec![i32s(&[10, 20, 30, 40]), Value::bools(vec![true, false, false, true]), i32s(&[3, 0, 3])]);
     assert_eq!(out[0], i32s(&[10, 40]));
     assert_eq!(out[1], i32s(&[40, 10, 40]));
     assert_eq!(out[2], Value::Scalar(ScalarValue::I32(30)));
@@ -345,7 +343,13 @@ fn if_while_call_and_print() {
     let zero = b.int(0);
     let d_i = b.var(si32());
     let total = b.var(si32());
-    b.push(StmtKind::While { state: vec![i, acc], init: vec![zero, zero], cond, body, dests: vec![d_i, total] });
+    b.push(StmtKind::While {
+        state: vec![i, acc],
+        init: vec![zero, zero],
+        cond,
+        body,
+        dests: vec![d_i, total],
+    });
     let sum_to = b.finish("sum_to", vec![total]);
 
     let mut m = B::default();
@@ -525,11 +529,15 @@ fn large_reductions_and_scans_run_in_parallel_and_match_sequential_results() {
     assert_eq!(out[0], Value::Scalar(ScalarValue::I32(sum)));
     assert_eq!(out[1], Value::Scalar(ScalarValue::I32(*xs.iter().max().unwrap())));
     let mut acc = 0i32;
-    let inclusive: Vec<i32> = xs.iter().map(|&x| {
-        acc = acc.wrapping_add(x);
-        acc
-    }).collect();
-    let exclusive: Vec<i32> = std::iter::once(0).chain(inclusive[..inclusive.len() - 1].iter().copied()).collect();
+    let inclusive: Vec<i32> = xs
+        .iter()
+        .map(|&x| {
+            acc = acc.wrapping_add(x);
+            acc
+        })
+        .collect();
+    let exclusive: Vec<i32> =
+        std::iter::once(0).chain(inclusive[..inclusive.len() - 1].iter().copied()).collect();
     assert_eq!(out[2], Value::i32s(inclusive.clone()));
     assert_eq!(out[3], Value::i32s(exclusive));
     assert_eq!(out[4], i32s(&[sum]));
