@@ -13,6 +13,7 @@
 
 pub mod check;
 pub mod core;
+pub mod cpu;
 pub mod db;
 pub mod diagnostics;
 pub mod driver;
