@@ -14,7 +14,7 @@ use crate::core::{BinaryOp, Literal, UnaryOp};
 use crate::diagnostics::Code;
 use crate::interp;
 use crate::interp::ops::{Fail, fail};
-use crate::ir::{Check, MathFn, Op, ReduceOp};
+use crate::ir::{Check, LengthCheck, MathFn, Op, ReduceOp};
 use crate::types::Scalar;
 
 use super::value::{Buffer, Elem, ScalarValue, Value, each_buffer, each_scalar_type};
@@ -637,25 +637,30 @@ fn count(n: &Value, what: &str) -> KResult<usize> {
     Ok(n as usize)
 }
 
-pub fn random_f32(n: &Value, seed: &Value) -> KResult<Value> {
-    let n = count(n, "random_f32")?;
-    let seed = scalar_int(seed)? as i32;
-    let v = par_map_idx(n, |i| (interp::data::bits(seed, i as u32) >> 8) as f32 * (1.0 / 16_777_216.0));
-    Ok(Value::f32s(v))
+/// Element `index` of `random_f32(_, seed)`, element-wise.
+pub fn random_f32(seed: &Value, index: &Value) -> KResult<Value> {
+    let n = common_len(&[seed, index])?;
+    let (seed, index) = (int_arg(seed)?, int_arg(index)?);
+    let at = |k: usize| (interp::data::bits(seed.get(k) as i32, index.get(k) as u32) >> 8) as f32 * (1.0 / 16_777_216.0);
+    Ok(match n {
+        Some(n) => Value::f32s(par_map_idx(n, at)),
+        None => Value::Scalar(ScalarValue::F32(at(0))),
+    })
 }
 
-pub fn random_i32(n: &Value, lo: &Value, hi: &Value, seed: &Value) -> KResult<Value> {
-    let n = count(n, "random_i32")?;
-    let (lo, hi) = (scalar_int(lo)?, scalar_int(hi)?);
-    if lo >= hi {
-        return fail(Code::InvalidArgument, format!("random_i32 needs lo < hi, got lo = {lo} and hi = {hi}"));
-    }
-    let (lo, hi, seed) = (lo as i32, hi as i32, scalar_int(seed)? as i32);
-    let width = (i64::from(hi) - i64::from(lo)) as u64;
-    let v = par_map_idx(n, |i| {
-        (i64::from(lo) + (u64::from(interp::data::bits(seed, i as u32)) % width) as i64) as i32
-    });
-    Ok(Value::i32s(v))
+/// Element `index` of `random_i32(_, lo, hi, seed)`, element-wise; `lo < hi` was checked.
+pub fn random_i32(lo: &Value, hi: &Value, seed: &Value, index: &Value) -> KResult<Value> {
+    let n = common_len(&[lo, hi, seed, index])?;
+    let (lo, hi, seed, index) = (int_arg(lo)?, int_arg(hi)?, int_arg(seed)?, int_arg(index)?);
+    let at = |k: usize| {
+        let (l, h) = (lo.get(k), hi.get(k));
+        let width = (h - l).max(1) as u64;
+        (l + (u64::from(interp::data::bits(seed.get(k) as i32, index.get(k) as u32)) % width) as i64) as i32
+    };
+    Ok(match n {
+        Some(n) => Value::i32s(par_map_idx(n, at)),
+        None => Value::Scalar(ScalarValue::I32(at(0))),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1039,7 +1044,7 @@ fn first_bad(n: usize, bad: impl Fn(usize) -> bool + Sync + Send) -> Option<usiz
 pub fn check(check: &Check, args: &[Value]) -> KResult<()> {
     let refs: Vec<&Value> = args.iter().collect();
     match check {
-        Check::IndexInRange { .. } => {
+        Check::IndexInRange { what, .. } => {
             let [index, len, written] = args else { return internal("index check operands") };
             let n = common_len(&refs)?.unwrap_or(1);
             let (i, l, w) = (int_arg(index)?, int_arg(len)?, int_arg(written)?);
@@ -1049,7 +1054,7 @@ pub fn check(check: &Check, args: &[Value]) -> KResult<()> {
             }) {
                 return fail(
                     Code::IndexOutOfRange,
-                    format!("index {} is out of range for a sequence of length {}", w.get(k), l.get(k)),
+                    format!("{what}index {} is out of range for a sequence of length {}", w.get(k), l.get(k)),
                 );
             }
         }
@@ -1058,14 +1063,13 @@ pub fn check(check: &Check, args: &[Value]) -> KResult<()> {
             let n = common_len(&refs)?.unwrap_or(1);
             let (a, b) = (int_arg(a)?, int_arg(b)?);
             if let Some(k) = first_bad(n, |k| a.get(k) != b.get(k)) {
-                return fail(
-                    Code::LengthMismatch,
-                    format!(
-                        "{what} needs sequences of equal length, got lengths {} and {}",
-                        a.get(k),
-                        b.get(k)
-                    ),
-                );
+                let (a, b) = (a.get(k), b.get(k));
+                let message = match what {
+                    LengthCheck::Equal(name) => format!("{name} needs sequences of equal length, got lengths {a} and {b}"),
+                    LengthCheck::ScatterValues => format!("scatter has {a} values but {b} indexes"),
+                    LengthCheck::PermuteIndexes => format!("permute of {a} elements got {b} indexes"),
+                };
+                return fail(Code::LengthMismatch, message);
             }
         }
         Check::NonEmpty { what, .. } => {
@@ -1141,18 +1145,33 @@ pub fn check(check: &Check, args: &[Value]) -> KResult<()> {
             }
         }
         Check::PartitionLengths { .. } => {
-            let [lengths, total] = args else { return internal("partition check operands") };
+            let [lengths, sums, totals] = args else { return internal("partition check operands") };
             let l = int_arg(lengths)?;
             let n = lengths.vector_len().unwrap_or(1);
             if let Some(k) = first_bad(n, |k| l.get(k) < 0) {
                 return fail(Code::LengthMismatch, format!("partition length {} is negative", l.get(k)));
             }
-            let sum: i64 = (0..n).map(|k| l.get(k)).sum();
-            let total = scalar_int(total)?;
-            if sum != total {
+            let m = common_len(&[sums, totals])?.unwrap_or(1);
+            let (sums, totals) = (int_arg(sums)?, int_arg(totals)?);
+            if let Some(k) = first_bad(m, |k| sums.get(k) != totals.get(k)) {
                 return fail(
                     Code::LengthMismatch,
-                    format!("partition lengths sum to {sum}, but the sequence has {total} elements"),
+                    format!(
+                        "partition lengths sum to {}, but the sequence has {} elements",
+                        sums.get(k),
+                        totals.get(k)
+                    ),
+                );
+            }
+        }
+        Check::RandomRange { .. } => {
+            let [lo, hi] = args else { return internal("random range operands") };
+            let n = common_len(&refs)?.unwrap_or(1);
+            let (lo, hi) = (int_arg(lo)?, int_arg(hi)?);
+            if let Some(k) = first_bad(n, |k| lo.get(k) >= hi.get(k)) {
+                return fail(
+                    Code::InvalidArgument,
+                    format!("random_i32 needs lo < hi, got lo = {} and hi = {}", lo.get(k), hi.get(k)),
                 );
             }
         }

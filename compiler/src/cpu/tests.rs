@@ -319,8 +319,9 @@ fn random_matches_the_interpreter() {
     let seed = b.int(7);
     let lo = b.int(-5);
     let hi = b.int(9);
-    let r = b.op(IrType::vector(Scalar::F32), Op::RandomF32 { n, seed });
-    let ri = b.op(vi32(), Op::RandomI32 { n, lo, hi, seed });
+    let index = b.op(vi32(), Op::Iota { len: n });
+    let r = b.op(IrType::vector(Scalar::F32), Op::RandomF32 { seed, index });
+    let ri = b.op(vi32(), Op::RandomI32 { lo, hi, seed, index });
     let out = ok1(b.finish("f", vec![r, ri]), vec![]);
     assert_eq!(out[0], Value::f32s(interp::data::random_f32(20_000, 7)));
     assert_eq!(out[1], Value::i32s(interp::data::random_i32(20_000, -5, 9, 7)));
@@ -436,7 +437,7 @@ fn conversion_round_trips() {
 fn checks_give_the_interpreter_messages() {
     let cases: Vec<(Check, Vec<Value>, Code, &str)> = vec![
         (
-            Check::IndexInRange { index: 0, len: 1, written: 2 },
+            Check::IndexInRange { index: 0, len: 1, written: 2, what: String::new() },
             vec![i32s(&[0, 5, 7]), Value::Scalar(ScalarValue::I32(3)), i32s(&[0, -1, 9])],
             Code::IndexOutOfRange,
             "index -1 is out of range for a sequence of length 3",
@@ -460,8 +461,8 @@ fn checks_give_the_interpreter_messages() {
             "permute index 1 appears more than once, so the indexes are not a permutation",
         ),
         (
-            Check::PartitionLengths { lengths: 0, total: 1 },
-            vec![i32s(&[1, 2]), Value::Scalar(ScalarValue::I32(4))],
+            Check::PartitionLengths { lengths: 0, sums: 1, totals: 2 },
+            vec![i32s(&[1, 2]), Value::Scalar(ScalarValue::I32(3)), Value::Scalar(ScalarValue::I32(4))],
             Code::LengthMismatch,
             "partition lengths sum to 3, but the sequence has 4 elements",
         ),

@@ -41,18 +41,18 @@ fn a_comprehension_is_one_element_wise_op_per_scalar_operation() {
     let program = flat("xs = [1, 2, 3]\nprint([x * 2 + 1 for x in xs])\n");
     expect![[r#"
         fn#0 main() =
-          c%0: i32 = const(1) @5..6
-          c%1: i32 = const(2) @8..9
-          c%2: i32 = const(3) @11..12
-          c%3: i32 = const(3) @4..13
-          c%4: i32 = const(0) @4..13
-          concat%5: [i32] = concat(c%0, c%1, c%2) @4..13
-          c%6: i32 = const(0) @20..45
+          c%0: i32 = const(1) @6..7
+          c%1: i32 = const(2) @9..10
+          c%2: i32 = const(3) @12..13
+          c%3: i32 = const(3) @5..14
+          c%4: i32 = const(0) @5..14
+          concat%5: [i32] = concat(c%0, c%1, c%2) @5..14
+          c%6: i32 = const(0) @21..44
           c%7: i32 = const(2) @26..27
           t%8: [i32] = binary*(concat%5, c%7) @22..27
           c%9: i32 = const(1) @30..31
           t%10: [i32] = binary+(t%8, c%9) @22..31
-          print t%10: [i32] @14..46
+          print c%6, c%3, t%10: [i32] @15..45
           => ()
     "#]]
     .assert_eq(&program.to_string());
