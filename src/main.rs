@@ -165,7 +165,9 @@ fn run(path: &Path, backend: Option<BackendArg>) -> ExitCode {
 /// flattener cannot handle yet; either way with a one-line notice, as the brief asks.
 fn default_backend(db: &weft_compiler::Database, file: SourceFile) -> Backend {
     match driver::flat_program(db, file) {
-        Err(diagnostics) if diagnostics.iter().all(|d| d.code == weft_compiler::Code::UnsupportedOnDevice) => {
+        Err(diagnostics)
+            if diagnostics.iter().all(|d| d.code == weft_compiler::Code::UnsupportedOnDevice) =>
+        {
             let position = weft_compiler::line_index::LineIndex::new(file.text(db))
                 .line_col(diagnostics[0].range.start());
             eprintln!(

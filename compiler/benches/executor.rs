@@ -166,7 +166,8 @@ fn main() {
     let spots: Vec<f32> = random_f32(n, 1).iter().map(|u| 5.0 + 25.0 * u).collect();
     let strikes: Vec<f32> = random_f32(n, 2).iter().map(|u| 1.0 + 99.0 * u).collect();
     let times: Vec<f32> = random_f32(n, 3).iter().map(|u| 0.25 + 9.75 * u).collect();
-    let baseline = median(|| drop(std::hint::black_box(black_scholes_baseline(&spots, &strikes, &times))), runs);
+    let baseline =
+        median(|| drop(std::hint::black_box(black_scholes_baseline(&spots, &strikes, &times))), runs);
     let program = entry(BLACK_SCHOLES, "price_all");
     let mut args = seq(spots);
     args.extend(seq(strikes));

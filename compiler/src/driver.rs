@@ -60,7 +60,11 @@ pub fn flat_program(db: &dyn Db, file: SourceFile) -> Result<&ir::Program, Vec<D
 
 /// Runs a file on the CPU executor and gives its counters: how many ops ran, over how many
 /// elements.
-pub fn run_cpu(db: &dyn Db, file: SourceFile, host: &mut dyn interp::Host) -> Result<cpu::Counters, RunError> {
+pub fn run_cpu(
+    db: &dyn Db,
+    file: SourceFile,
+    host: &mut dyn interp::Host,
+) -> Result<cpu::Counters, RunError> {
     let program = flat_program(db, file).map_err(RunError::Compile)?;
     let mut counters = cpu::Counters::default();
     cpu::run(program, host, &mut counters).map_err(RunError::Runtime)?;

@@ -343,10 +343,18 @@ pub enum Op {
     },
     /// Element `index` of `random_f32(_, seed)`, element-wise (`interp::data`'s generator is
     /// a pure function of `(seed, index)`).
-    RandomF32 { seed: VarId, index: VarId },
+    RandomF32 {
+        seed: VarId,
+        index: VarId,
+    },
     /// Element `index` of `random_i32(_, lo, hi, seed)`, element-wise; `lo < hi` is checked
     /// before.
-    RandomI32 { lo: VarId, hi: VarId, seed: VarId, index: VarId },
+    RandomI32 {
+        lo: VarId,
+        hi: VarId,
+        seed: VarId,
+        index: VarId,
+    },
     /// One field of a loaded file, flattened: `field` picks a leaf of the layout of `ty`
     /// (the whole file's type) in the order `layout` lists them.
     Load {

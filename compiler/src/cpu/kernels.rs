@@ -641,7 +641,9 @@ fn count(n: &Value, what: &str) -> KResult<usize> {
 pub fn random_f32(seed: &Value, index: &Value) -> KResult<Value> {
     let n = common_len(&[seed, index])?;
     let (seed, index) = (int_arg(seed)?, int_arg(index)?);
-    let at = |k: usize| (interp::data::bits(seed.get(k) as i32, index.get(k) as u32) >> 8) as f32 * (1.0 / 16_777_216.0);
+    let at = |k: usize| {
+        (interp::data::bits(seed.get(k) as i32, index.get(k) as u32) >> 8) as f32 * (1.0 / 16_777_216.0)
+    };
     Ok(match n {
         Some(n) => Value::f32s(par_map_idx(n, at)),
         None => Value::Scalar(ScalarValue::F32(at(0))),
@@ -1065,7 +1067,9 @@ pub fn check(check: &Check, args: &[Value]) -> KResult<()> {
             if let Some(k) = first_bad(n, |k| a.get(k) != b.get(k)) {
                 let (a, b) = (a.get(k), b.get(k));
                 let message = match what {
-                    LengthCheck::Equal(name) => format!("{name} needs sequences of equal length, got lengths {a} and {b}"),
+                    LengthCheck::Equal(name) => {
+                        format!("{name} needs sequences of equal length, got lengths {a} and {b}")
+                    }
                     LengthCheck::ScatterValues => format!("scatter has {a} values but {b} indexes"),
                     LengthCheck::PermuteIndexes => format!("permute of {a} elements got {b} indexes"),
                 };

@@ -79,8 +79,9 @@ pub fn flatten_entry(program: &core::Program, func: core::FuncId) -> Result<ir::
 /// Runs the IR checker after flattening in debug builds and tests (Futhark's habit).
 fn debug_check(program: &ir::Program) -> Result<(), Diagnostic> {
     if cfg!(debug_assertions) {
-        ir::check(program, "flatten")
-            .map_err(|e| Diagnostic::new(Code::InternalError, TextRange::default(), format!("internal error: {e}")))?;
+        ir::check(program, "flatten").map_err(|e| {
+            Diagnostic::new(Code::InternalError, TextRange::default(), format!("internal error: {e}"))
+        })?;
     }
     Ok(())
 }
@@ -258,7 +259,8 @@ impl<'c> Flattener<'c> {
             Rep::Leaf(v) => Rep::Leaf(*v),
             Rep::Tuple(items) => Rep::Tuple(items.iter().map(|r| self.gather_top(r, index)).collect()),
             Rep::Seq(seq) => {
-                let pick = |me: &mut Self, v: VarId| if me.b.is_vector(v) { me.b.gather(v, index) } else { v };
+                let pick =
+                    |me: &mut Self, v: VarId| if me.b.is_vector(v) { me.b.gather(v, index) } else { v };
                 let offsets = pick(self, seq.offsets);
                 let lengths = pick(self, seq.lengths);
                 Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: seq.elems.clone(), compact: false }))
@@ -281,7 +283,8 @@ impl<'c> Flattener<'c> {
             Rep::Leaf(v) => Rep::Leaf(self.force(*v, ctx)),
             Rep::Tuple(items) => Rep::Tuple(items.iter().map(|r| self.force_rep(r, ctx)).collect()),
             Rep::Seq(seq) => {
-                let forced = self.lifted(ctx) && !(self.b.is_vector(seq.offsets) && self.b.is_vector(seq.lengths));
+                let forced =
+                    self.lifted(ctx) && !(self.b.is_vector(seq.offsets) && self.b.is_vector(seq.lengths));
                 Rep::Seq(Box::new(SeqRep {
                     offsets: self.force(seq.offsets, ctx),
                     lengths: self.force(seq.lengths, ctx),
@@ -320,7 +323,11 @@ impl<'c> Flattener<'c> {
         seqs::push_vars(&forced, &mut out);
         let want = ir::layout(ty, self.lifted(ctx));
         if want.len() != out.len() {
-            self.b.record_bug(format!("a value of type {ty} has {} variables, not {}", out.len(), want.len()));
+            self.b.record_bug(format!(
+                "a value of type {ty} has {} variables, not {}",
+                out.len(),
+                want.len()
+            ));
         }
         out
     }
@@ -357,12 +364,8 @@ impl<'c> Flattener<'c> {
     }
 
     fn unsupported(&self, span: TextRange, what: &str) -> Diagnostic {
-        Diagnostic::new(
-            Code::UnsupportedOnDevice,
-            span,
-            format!("the cpu executor cannot run {what} yet"),
-        )
-        .with_help("run it with `--backend interp`")
+        Diagnostic::new(Code::UnsupportedOnDevice, span, format!("the cpu executor cannot run {what} yet"))
+            .with_help("run it with `--backend interp`")
     }
 
     // --- expressions -------------------------------------------------------------------------
@@ -394,11 +397,14 @@ impl<'c> Flattener<'c> {
                 self.list(items, &elem_ty, ctx)?
             }
             Expr::TupleGet(tuple, index) => match self.expr(*tuple, ctx)? {
-                Rep::Tuple(mut items) if (*index as usize) < items.len() => items.swap_remove(*index as usize),
+                Rep::Tuple(mut items) if (*index as usize) < items.len() => {
+                    items.swap_remove(*index as usize)
+                }
                 _ => return Err(self.bug("a tuple index of a non-tuple")),
             },
             Expr::Index { seq, index } => {
-                let seq = self.expr(*seq, ctx)?.seq().ok_or_else(|| self.bug("an index of a non-sequence"))?;
+                let seq =
+                    self.expr(*seq, ctx)?.seq().ok_or_else(|| self.bug("an index of a non-sequence"))?;
                 let index = self.expr(*index, ctx)?.leaf().ok_or_else(|| self.bug("a non-scalar index"))?;
                 self.index(&seq, index, ctx, "")?
             }
@@ -413,7 +419,8 @@ impl<'c> Flattener<'c> {
                 self.slice(&seq, start, stop, step, ctx)?
             }
             Expr::Unary { op, operand } => {
-                let operand = self.expr(*operand, ctx)?.leaf().ok_or_else(|| self.bug("a unary op on a non-scalar"))?;
+                let operand =
+                    self.expr(*operand, ctx)?.leaf().ok_or_else(|| self.bug("a unary op on a non-scalar"))?;
                 Rep::Leaf(self.b.emit("t", Op::Unary(*op, operand)))
             }
             Expr::Binary { op, lhs, rhs } => {
@@ -424,7 +431,9 @@ impl<'c> Flattener<'c> {
             }
             Expr::And(a, b) => self.short_circuit(func, *a, *b, true, ctx)?,
             Expr::Or(a, b) => self.short_circuit(func, *a, *b, false, ctx)?,
-            Expr::If { cond, then, otherwise } => self.conditional(func, id, *cond, *then, *otherwise, ctx)?,
+            Expr::If { cond, then, otherwise } => {
+                self.conditional(func, id, *cond, *then, *otherwise, ctx)?
+            }
             Expr::Let { pattern, value, body } => {
                 let value = self.expr(*value, ctx)?;
                 self.bind(pattern, value, ctx)?;
@@ -535,7 +544,16 @@ impl<'c> Flattener<'c> {
     fn binary(&mut self, op: BinaryOp, ty: &Type, a: &Rep, b: &Rep, ctx: CtxId) -> R<VarId> {
         match (ty, a, b) {
             (Type::Scalar(s), Rep::Leaf(x), Rep::Leaf(y)) => {
-                let fallible = s.is_int() && matches!(op, BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Div | BinaryOp::Pow | BinaryOp::Shl | BinaryOp::Shr);
+                let fallible = s.is_int()
+                    && matches!(
+                        op,
+                        BinaryOp::FloorDiv
+                            | BinaryOp::Mod
+                            | BinaryOp::Div
+                            | BinaryOp::Pow
+                            | BinaryOp::Shl
+                            | BinaryOp::Shr
+                    );
                 let mut operands = [*x, *y];
                 if fallible {
                     self.guard(&mut operands, ctx);
@@ -553,7 +571,14 @@ impl<'c> Flattener<'c> {
         }
     }
 
-    fn tuple_compare(&mut self, op: BinaryOp, types: &[Type], xs: &[Rep], ys: &[Rep], ctx: CtxId) -> R<VarId> {
+    fn tuple_compare(
+        &mut self,
+        op: BinaryOp,
+        types: &[Type],
+        xs: &[Rep],
+        ys: &[Rep],
+        ctx: CtxId,
+    ) -> R<VarId> {
         if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
             let mut all = self.b.bool(true);
             for ((t, x), y) in types.iter().zip(xs).zip(ys) {
@@ -567,7 +592,13 @@ impl<'c> Flattener<'c> {
         let strict = matches!(op, BinaryOp::Lt | BinaryOp::Gt);
         let mut result = self.b.bool(!strict);
         for ((t, x), y) in types.iter().zip(xs).zip(ys).rev() {
-            let less_or_greater = self.binary(if matches!(op, BinaryOp::Lt | BinaryOp::Le) { BinaryOp::Lt } else { BinaryOp::Gt }, t, x, y, ctx)?;
+            let less_or_greater = self.binary(
+                if matches!(op, BinaryOp::Lt | BinaryOp::Le) { BinaryOp::Lt } else { BinaryOp::Gt },
+                t,
+                x,
+                y,
+                ctx,
+            )?;
             let eq = self.binary(BinaryOp::Eq, t, x, y, ctx)?;
             let decided = self.b.select(eq, result, less_or_greater);
             result = decided;
@@ -580,8 +611,10 @@ impl<'c> Flattener<'c> {
         let same_length = self.b.binary(BinaryOp::Eq, xs.lengths, ys.lengths);
         let zero = self.b.i32(0);
         let common = self.b.select(same_length, xs.lengths, zero);
-        let uniform = !self.b.is_vector(common) && !self.b.is_vector(xs.offsets) && !self.b.is_vector(ys.offsets);
-        let trimmed = |seq: &SeqRep| SeqRep { lengths: common, compact: seq.compact && uniform, ..seq.clone() };
+        let uniform =
+            !self.b.is_vector(common) && !self.b.is_vector(xs.offsets) && !self.b.is_vector(ys.offsets);
+        let trimmed =
+            |seq: &SeqRep| SeqRep { lengths: common, compact: seq.compact && uniform, ..seq.clone() };
         let (a, b) = (trimmed(xs), trimmed(ys));
         let (child, elems, offsets, lengths) = self.enter(&[a, b], ctx, None)?;
         let equal = self.binary(BinaryOp::Eq, elem, &elems[0], &elems[1], child)?;
@@ -595,8 +628,16 @@ impl<'c> Flattener<'c> {
         let all = if self.lifted(ctx) || !uniform {
             let lengths = self.force(lengths, ctx);
             let offsets = self.force(offsets, ctx);
-            let per_segment = self.b.emit("equal", Op::SegReduce { op: ir::ReduceOp::And, src: equal, segs: ir::Segs { offsets, lengths } });
-            if self.lifted(ctx) { per_segment } else { let z = self.b.i32(0); self.b.gather(per_segment, z) }
+            let per_segment = self.b.emit(
+                "equal",
+                Op::SegReduce { op: ir::ReduceOp::And, src: equal, segs: ir::Segs { offsets, lengths } },
+            );
+            if self.lifted(ctx) {
+                per_segment
+            } else {
+                let z = self.b.i32(0);
+                self.b.gather(per_segment, z)
+            }
         } else {
             self.b.emit("equal", Op::Reduce { op: ir::ReduceOp::And, src: equal })
         };
@@ -606,7 +647,14 @@ impl<'c> Flattener<'c> {
 
     /// `a and b` / `a or b`: a `select` when `b` cannot fail, else a conditional, so that `b`
     /// runs only where Python would run it.
-    fn short_circuit(&mut self, func: &'c core::Function, a: ExprId, b: ExprId, and: bool, ctx: CtxId) -> R<Rep> {
+    fn short_circuit(
+        &mut self,
+        func: &'c core::Function,
+        a: ExprId,
+        b: ExprId,
+        and: bool,
+        ctx: CtxId,
+    ) -> R<Rep> {
         let x = self.expr(a, ctx)?.leaf().ok_or_else(|| self.bug("a non-scalar `and`"))?;
         if !self.b.is_vector(x) {
             let then_value = if and { None } else { Some(true) };
@@ -624,7 +672,11 @@ impl<'c> Flattener<'c> {
             }));
         }
         let constant = self.b.bool(!and);
-        let arms = if and { (Arm::Expr(b), Arm::Value(Rep::Leaf(constant))) } else { (Arm::Value(Rep::Leaf(constant)), Arm::Expr(b)) };
+        let arms = if and {
+            (Arm::Expr(b), Arm::Value(Rep::Leaf(constant)))
+        } else {
+            (Arm::Value(Rep::Leaf(constant)), Arm::Expr(b))
+        };
         self.split(func, x, arms.0, arms.1, &Type::Scalar(Scalar::Bool), ctx)
     }
 
@@ -703,7 +755,15 @@ impl<'c> Flattener<'c> {
 
     /// A conditional on a per-element condition: each arm runs in its own context holding
     /// only the elements that take it, and the results are merged back in element order.
-    fn split(&mut self, func: &'c core::Function, cond: VarId, then: Arm, otherwise: Arm, ty: &Type, ctx: CtxId) -> R<Rep> {
+    fn split(
+        &mut self,
+        func: &'c core::Function,
+        cond: VarId,
+        then: Arm,
+        otherwise: Arm,
+        ty: &Type,
+        ctx: CtxId,
+    ) -> R<Rep> {
         let size = self.size(ctx);
         let iota = self.b.emit("iota", Op::Iota { len: size });
         let not_cond = self.b.emit("not", Op::Unary(UnaryOp::Not, cond));
@@ -827,7 +887,16 @@ fn is_safe(program: &core::Program, func: &core::Function, id: ExprId) -> bool {
         Expr::Unary { operand, .. } => safe(*operand),
         Expr::Binary { op, lhs, rhs } => {
             let int = matches!(func.ty(*lhs), Type::Scalar(s) if s.is_int());
-            let may_fail = int && matches!(op, BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Div | BinaryOp::Pow | BinaryOp::Shl | BinaryOp::Shr);
+            let may_fail = int
+                && matches!(
+                    op,
+                    BinaryOp::FloorDiv
+                        | BinaryOp::Mod
+                        | BinaryOp::Div
+                        | BinaryOp::Pow
+                        | BinaryOp::Shl
+                        | BinaryOp::Shr
+                );
             let scalar = matches!(func.ty(*lhs), Type::Scalar(_));
             !may_fail && scalar && safe(*lhs) && safe(*rhs)
         }
@@ -837,7 +906,23 @@ fn is_safe(program: &core::Program, func: &core::Function, id: ExprId) -> bool {
         Expr::Prim { prim, args, funcs } => {
             use core::Prim::*;
             funcs.is_empty()
-                && matches!(prim, Abs | Sqrt | Exp | Log | Sin | Cos | Tan | Atan2 | Erf | Floor | Ceil | Min2 | Max2 | Cast(_) | Len)
+                && matches!(
+                    prim,
+                    Abs | Sqrt
+                        | Exp
+                        | Log
+                        | Sin
+                        | Cos
+                        | Tan
+                        | Atan2
+                        | Erf
+                        | Floor
+                        | Ceil
+                        | Min2
+                        | Max2
+                        | Cast(_)
+                        | Len
+                )
                 && args.iter().all(|&a| safe(a))
                 && args.iter().all(|&a| !matches!(func.ty(a), Type::Seq(_)) || matches!(prim, Len))
         }
@@ -892,7 +977,10 @@ fn literal_of(elem: Scalar, value: i64) -> Literal {
 /// The segmented IR of a file's program: the query `weft ir`, `weft run --backend cpu` and
 /// later executors read.
 #[salsa::tracked(returns(ref))]
-pub fn ir_program(db: &dyn crate::db::Db, file: crate::db::SourceFile) -> Result<ir::Program, Vec<Diagnostic>> {
+pub fn ir_program(
+    db: &dyn crate::db::Db,
+    file: crate::db::SourceFile,
+) -> Result<ir::Program, Vec<Diagnostic>> {
     let program = crate::driver::compile(db, file)?;
     flatten(program).map_err(|d| vec![d])
 }

@@ -4,7 +4,7 @@ use crate::core::{self, BinaryOp, Callee, Expr, ExprId, Prim};
 use crate::ir::{Check, LengthCheck, MathFn, Op, ReduceOp, Segs, VarId};
 use crate::types::{Scalar, Type};
 
-use super::{seqs, CtxId, Flattener, Rep, SeqRep, R};
+use super::{CtxId, Flattener, R, Rep, SeqRep, seqs};
 
 impl<'c> Flattener<'c> {
     pub(super) fn prim(
@@ -62,7 +62,10 @@ impl<'c> Flattener<'c> {
                 let xs = seq(self, 0)?;
                 match &xs.elems {
                     Rep::Tuple(fields) => Rep::Tuple(
-                        fields.iter().map(|f| Rep::Seq(Box::new(SeqRep { elems: f.clone(), ..xs.clone() }))).collect(),
+                        fields
+                            .iter()
+                            .map(|f| Rep::Seq(Box::new(SeqRep { elems: f.clone(), ..xs.clone() })))
+                            .collect(),
                     ),
                     _ => return Err(self.bug("unzip of a non-tuple sequence")),
                 }
@@ -96,7 +99,8 @@ impl<'c> Flattener<'c> {
             Prim::Gather => {
                 let (xs, idx) = (seq(self, 0)?, seq(self, 1)?);
                 let (child, elems, offsets, lengths) = self.enter(&[idx], ctx, None)?;
-                let xs_here = self.lift(&Rep::Seq(Box::new(xs)), ctx, child).seq().ok_or_else(|| self.bug("gather"))?;
+                let xs_here =
+                    self.lift(&Rep::Seq(Box::new(xs)), ctx, child).seq().ok_or_else(|| self.bug("gather"))?;
                 let i = elems[0].leaf().ok_or_else(|| self.bug("a non-integer gather index"))?;
                 let picked = self.index(&xs_here, i, child, "gather ")?;
                 self.exit(&picked, child, offsets, lengths)
@@ -162,7 +166,9 @@ impl<'c> Flattener<'c> {
                 let (a, b) = (leaf(self, 0), leaf(self, 1));
                 match (a, b) {
                     (Ok(a), Ok(b)) => Rep::Leaf(self.b.emit("t", Op::Math(f, vec![a, b]))),
-                    _ => return Err(self.unsupported(self.b.span, &format!("`{}` of two tuples", prim.name()))),
+                    _ => {
+                        return Err(self.unsupported(self.b.span, &format!("`{}` of two tuples", prim.name())));
+                    }
                 }
             }
             Prim::Reduce => {
@@ -181,7 +187,17 @@ impl<'c> Flattener<'c> {
                 let init = exclusive.then(|| values[0].clone());
                 self.scan(&ops, &xs, init, &elem, ctx)?
             }
-            Prim::Abs | Prim::Sqrt | Prim::Exp | Prim::Log | Prim::Sin | Prim::Cos | Prim::Tan | Prim::Erf | Prim::Floor | Prim::Ceil | Prim::Atan2 => {
+            Prim::Abs
+            | Prim::Sqrt
+            | Prim::Exp
+            | Prim::Log
+            | Prim::Sin
+            | Prim::Cos
+            | Prim::Tan
+            | Prim::Erf
+            | Prim::Floor
+            | Prim::Ceil
+            | Prim::Atan2 => {
                 let f = match prim {
                     Prim::Abs => MathFn::Abs,
                     Prim::Sqrt => MathFn::Sqrt,
@@ -235,7 +251,9 @@ impl<'c> Flattener<'c> {
                 }
                 let csv = matches!(prim, Prim::LoadCsv(_));
                 let fields: Vec<VarId> = (0..crate::ir::layout(&ret, false).len())
-                    .map(|field| self.b.emit("loaded", Op::Load { path: path.clone(), csv, ty: ret.clone(), field }))
+                    .map(|field| {
+                        self.b.emit("loaded", Op::Load { path: path.clone(), csv, ty: ret.clone(), field })
+                    })
                     .collect();
                 let rep = seqs::from_layout(&ret, &mut fields.into_iter(), false);
                 mark_compact(rep)
@@ -244,7 +262,13 @@ impl<'c> Flattener<'c> {
     }
 
     /// `range(start, stop, step)`: uniform when its arguments are.
-    pub(super) fn range(&mut self, start: Option<VarId>, stop: VarId, step: Option<VarId>, ctx: CtxId) -> Rep {
+    pub(super) fn range(
+        &mut self,
+        start: Option<VarId>,
+        stop: VarId,
+        step: Option<VarId>,
+        ctx: CtxId,
+    ) -> Rep {
         let zero = self.b.i32(0);
         let one = self.b.i32(1);
         let start = start.unwrap_or(zero);
@@ -286,7 +310,12 @@ impl<'c> Flattener<'c> {
                 let scaled = self.b.mul(iota, step);
                 self.b.add(scaled, start)
             };
-            return Rep::Seq(Box::new(SeqRep { offsets: zero, lengths: count, elems: Rep::Leaf(elems), compact: true }));
+            return Rep::Seq(Box::new(SeqRep {
+                offsets: zero,
+                lengths: count,
+                elems: Rep::Leaf(elems),
+                compact: true,
+            }));
         }
         let count = self.force(count, ctx);
         let within = self.b.emit("within", Op::SegIota { lengths: count });
@@ -314,7 +343,14 @@ impl<'c> Flattener<'c> {
 
     /// Flattens `callee` in `child` with its captures (evaluated in `ctx`) and `args` (values
     /// of `child`).
-    fn call_in(&mut self, func: &'c core::Function, callee: &Callee, args: Vec<Rep>, ctx: CtxId, child: CtxId) -> R<Rep> {
+    fn call_in(
+        &mut self,
+        func: &'c core::Function,
+        callee: &Callee,
+        args: Vec<Rep>,
+        ctx: CtxId,
+        child: CtxId,
+    ) -> R<Rep> {
         let _ = func;
         if self.recursive[callee.func as usize] {
             return Err(self.unsupported(self.b.span, "a recursive function inside parallel code"));
@@ -341,7 +377,10 @@ impl<'c> Flattener<'c> {
         let kept = self.pack_coll(&elems[0], flags);
         let ones = self.b.cast(Scalar::I32, flags);
         let counts = if self.lifted(ctx) {
-            self.b.emit("counts", Op::SegReduce { op: ReduceOp::Add, src: ones, segs: Segs { offsets, lengths } })
+            self.b.emit(
+                "counts",
+                Op::SegReduce { op: ReduceOp::Add, src: ones, segs: Segs { offsets, lengths } },
+            )
         } else {
             self.b.sum(ones)
         };
@@ -417,7 +456,11 @@ impl<'c> Flattener<'c> {
         for ((&op, &src), &init) in ops.iter().zip(&leaves).zip(&inits) {
             let reduced = self.reduce_leaf(op, xs, src, ctx);
             let combined = self.combine(op, init, reduced);
-            out.push(if matches!(op, ReduceOp::Min | ReduceOp::Max) { self.b.select(non_empty, combined, init) } else { combined });
+            out.push(if matches!(op, ReduceOp::Min | ReduceOp::Max) {
+                self.b.select(non_empty, combined, init)
+            } else {
+                combined
+            });
         }
         Ok(rebuild(init, &mut out.into_iter()))
     }
@@ -546,14 +589,23 @@ impl<'c> Flattener<'c> {
         let middle_offsets = self.b.offsets_of(segs.lengths);
         let totals = self.b.emit(
             "lengths",
-            Op::SegReduce { op: ReduceOp::Add, src: inner.lengths, segs: Segs { offsets: middle_offsets, lengths: segs.lengths } },
+            Op::SegReduce {
+                op: ReduceOp::Add,
+                src: inner.lengths,
+                segs: Segs { offsets: middle_offsets, lengths: segs.lengths },
+            },
         );
         let inner_segs = Segs { offsets: inner.offsets, lengths: inner.lengths };
         let (data, _) = self.segment_elems(&inner, inner_segs);
         if single {
             let zero = self.b.i32(0);
             let total = self.unseg(totals, true);
-            return Ok(Rep::Seq(Box::new(SeqRep { offsets: zero, lengths: total, elems: data, compact: true })));
+            return Ok(Rep::Seq(Box::new(SeqRep {
+                offsets: zero,
+                lengths: total,
+                elems: data,
+                compact: true,
+            })));
         }
         let offsets = self.b.offsets_of(totals);
         Ok(Rep::Seq(Box::new(SeqRep { offsets, lengths: totals, elems: data, compact: true })))
@@ -564,16 +616,22 @@ impl<'c> Flattener<'c> {
     fn scatter(&mut self, src: &SeqRep, idx: &SeqRep, dst: &SeqRep, ctx: CtxId) -> R<Rep> {
         let mut operands = [src.lengths, idx.lengths];
         self.guard(&mut operands, ctx);
-        self.b.check(Check::LengthsEqual { a: operands[0], b: operands[1], what: LengthCheck::ScatterValues });
+        self.b.check(Check::LengthsEqual {
+            a: operands[0],
+            b: operands[1],
+            what: LengthCheck::ScatterValues,
+        });
         let mut dst_leaves = Vec::new();
         if !scalar_leaves(&dst.elems, &mut dst_leaves) {
             return Err(self.unsupported(self.b.span, "`scatter` of sequences of sequences"));
         }
-        let keep = [src, idx, dst].iter().all(|s| !self.b.is_vector(s.offsets) && !self.b.is_vector(s.lengths));
+        let keep =
+            [src, idx, dst].iter().all(|s| !self.b.is_vector(s.offsets) && !self.b.is_vector(s.lengths));
         let (dsegs, single) = self.segs(dst, ctx, keep);
         let (copy, _) = self.segment_elems(dst, dsegs);
         let out_offsets = self.b.offsets_of(dsegs.lengths);
-        let copied = SeqRep { offsets: out_offsets, lengths: dsegs.lengths, elems: copy.clone(), compact: true };
+        let copied =
+            SeqRep { offsets: out_offsets, lengths: dsegs.lengths, elems: copy.clone(), compact: true };
         let (child, elems, _, _) = self.enter(&[idx.clone(), src.clone()], ctx, None)?;
         // In the child context each index is checked against its own segment of `dst`.
         let target = if single {
@@ -581,7 +639,9 @@ impl<'c> Flattener<'c> {
             let len = self.unseg(dsegs.lengths, true);
             SeqRep { offsets: zero, lengths: len, elems: copy.clone(), compact: true }
         } else {
-            self.lift(&Rep::Seq(Box::new(copied.clone())), ctx, child).seq().ok_or_else(|| self.bug("scatter"))?
+            self.lift(&Rep::Seq(Box::new(copied.clone())), ctx, child)
+                .seq()
+                .ok_or_else(|| self.bug("scatter"))?
         };
         let index = elems[0].leaf().ok_or_else(|| self.bug("a non-integer scatter index"))?;
         let position = self.checked_position(&target, index, child, "scatter ");
@@ -591,7 +651,8 @@ impl<'c> Flattener<'c> {
         let mut written = Vec::new();
         for (&dst_leaf, &value) in scalar_leaf_list(&copy).iter().zip(&values) {
             let value = self.force(value, child);
-            written.push(self.b.emit("scattered", Op::Scatter { dst: dst_leaf, index: position, src: value }));
+            written
+                .push(self.b.emit("scattered", Op::Scatter { dst: dst_leaf, index: position, src: value }));
         }
         let elems = rebuild(&copy, &mut written.into_iter());
         Ok(self.compact_result(elems, dst, dsegs, single))
@@ -600,19 +661,27 @@ impl<'c> Flattener<'c> {
     fn permute(&mut self, xs: &SeqRep, idx: &SeqRep, ctx: CtxId) -> R<Rep> {
         let mut operands = [xs.lengths, idx.lengths];
         self.guard(&mut operands, ctx);
-        self.b.check(Check::LengthsEqual { a: operands[0], b: operands[1], what: LengthCheck::PermuteIndexes });
+        self.b.check(Check::LengthsEqual {
+            a: operands[0],
+            b: operands[1],
+            what: LengthCheck::PermuteIndexes,
+        });
         let mut leaves = Vec::new();
         if !scalar_leaves(&xs.elems, &mut leaves) {
             return Err(self.unsupported(self.b.span, "`permute` of sequences of sequences"));
         }
-        let keep = !self.b.is_vector(xs.lengths) && !self.b.is_vector(idx.lengths) && !self.b.is_vector(xs.offsets) && !self.b.is_vector(idx.offsets);
+        let keep = !self.b.is_vector(xs.lengths)
+            && !self.b.is_vector(idx.lengths)
+            && !self.b.is_vector(xs.offsets)
+            && !self.b.is_vector(idx.offsets);
         let (xsegs, single) = self.segs(xs, ctx, keep);
         let (isegs, _) = self.segs(idx, ctx, keep);
         let (values, _) = self.segment_elems(xs, xsegs);
         let (index, ids) = self.segment_elems(idx, isegs);
         let index = index.leaf().ok_or_else(|| self.bug("a non-integer permutation"))?;
         let out_offsets = self.b.offsets_of(xsegs.lengths);
-        self.b.check(Check::Permutation { index, segs: Segs { offsets: out_offsets, lengths: isegs.lengths } });
+        self.b
+            .check(Check::Permutation { index, segs: Segs { offsets: out_offsets, lengths: isegs.lengths } });
         let starts = self.b.gather(out_offsets, ids);
         let index = self.b.cast(Scalar::I32, index);
         let positions = self.b.add(starts, index);
@@ -637,13 +706,22 @@ impl<'c> Flattener<'c> {
         let inner_lengths = self.b.cast(Scalar::I32, inner_lengths);
         let compact_offsets = self.b.offsets_of(lsegs.lengths);
         let lsegs_compact = Segs { offsets: compact_offsets, lengths: lsegs.lengths };
-        let sums = self.b.emit("sums", Op::SegReduce { op: ReduceOp::Add, src: inner_lengths, segs: lsegs_compact });
+        let sums =
+            self.b.emit("sums", Op::SegReduce { op: ReduceOp::Add, src: inner_lengths, segs: lsegs_compact });
         self.b.check(Check::PartitionLengths { lengths: inner_lengths, sums, totals: xsegs.lengths });
         let zero = self.b.i32(0);
-        let local = self.b.emit("starts", Op::SegScan { op: ReduceOp::Add, src: inner_lengths, init: Some(zero), segs: lsegs_compact });
+        let local = self.b.emit(
+            "starts",
+            Op::SegScan { op: ReduceOp::Add, src: inner_lengths, init: Some(zero), segs: lsegs_compact },
+        );
         let bases = self.b.gather(xsegs.offsets, ids);
         let inner_offsets = self.b.add(bases, local);
-        let inner = SeqRep { offsets: inner_offsets, lengths: inner_lengths, elems: xs.elems.clone(), compact: xs.compact };
+        let inner = SeqRep {
+            offsets: inner_offsets,
+            lengths: inner_lengths,
+            elems: xs.elems.clone(),
+            compact: xs.compact,
+        };
         Ok(self.compact_result(Rep::Seq(Box::new(inner)), lens, lsegs, single))
     }
 }
@@ -689,7 +767,11 @@ fn mark_compact(rep: Rep) -> Rep {
 
 /// Which operand of an operator function an expression reads: parameter `a` or `b`, then a
 /// path of tuple fields.
-fn operand(function: &core::Function, e: ExprId, aliases: &[(core::VarId, core::VarId)]) -> Option<(core::VarId, Vec<u32>)> {
+fn operand(
+    function: &core::Function,
+    e: ExprId,
+    aliases: &[(core::VarId, core::VarId)],
+) -> Option<(core::VarId, Vec<u32>)> {
     match function.expr(e) {
         Expr::Var(v) => {
             let v = aliases.iter().rev().find(|(alias, _)| alias == v).map_or(*v, |(_, target)| *target);
@@ -752,20 +834,26 @@ fn recognise_at(
             }
             Some(out)
         }
-        (Expr::Binary { op, lhs, rhs }, Type::Scalar(_)) if pair(*lhs, *rhs, aliases) => Some(vec![match op {
-            BinaryOp::Add => ReduceOp::Add,
-            BinaryOp::Mul => ReduceOp::Mul,
-            BinaryOp::BitAnd => ReduceOp::And,
-            BinaryOp::BitOr => ReduceOp::Or,
-            BinaryOp::BitXor => ReduceOp::Xor,
-            _ => return None,
-        }]),
+        (Expr::Binary { op, lhs, rhs }, Type::Scalar(_)) if pair(*lhs, *rhs, aliases) => {
+            Some(vec![match op {
+                BinaryOp::Add => ReduceOp::Add,
+                BinaryOp::Mul => ReduceOp::Mul,
+                BinaryOp::BitAnd => ReduceOp::And,
+                BinaryOp::BitOr => ReduceOp::Or,
+                BinaryOp::BitXor => ReduceOp::Xor,
+                _ => return None,
+            }])
+        }
         (Expr::And(x, y), Type::Scalar(Scalar::Bool)) if pair(*x, *y, aliases) => Some(vec![ReduceOp::And]),
         (Expr::Or(x, y), Type::Scalar(Scalar::Bool)) if pair(*x, *y, aliases) => Some(vec![ReduceOp::Or]),
-        (Expr::Prim { prim: Prim::Min2, args, .. }, Type::Scalar(_)) if args.len() == 2 && pair(args[0], args[1], aliases) => {
+        (Expr::Prim { prim: Prim::Min2, args, .. }, Type::Scalar(_))
+            if args.len() == 2 && pair(args[0], args[1], aliases) =>
+        {
             Some(vec![ReduceOp::Min])
         }
-        (Expr::Prim { prim: Prim::Max2, args, .. }, Type::Scalar(_)) if args.len() == 2 && pair(args[0], args[1], aliases) => {
+        (Expr::Prim { prim: Prim::Max2, args, .. }, Type::Scalar(_))
+            if args.len() == 2 && pair(args[0], args[1], aliases) =>
+        {
             Some(vec![ReduceOp::Max])
         }
         _ => None,

@@ -5,7 +5,7 @@ use crate::core::{BinaryOp, UnaryOp};
 use crate::ir::{Check, LengthCheck, Op, Segs, VarId};
 use crate::types::{Scalar, Type};
 
-use super::{CtxId, Flattener, Rep, SeqRep, R, ROOT};
+use super::{CtxId, Flattener, R, ROOT, Rep, SeqRep};
 
 /// The `Rep` of a value of type `ty` whose variables come from `vars` in the order of
 /// `ir::layout(ty, many)`. Sequences built this way are not known to be compact.
@@ -132,11 +132,8 @@ impl Flattener<'_> {
         let zero = self.b.i32(0);
         if items.is_empty() {
             let elems = self.empty_coll(elem_ty);
-            let (offsets, lengths) = if self.lifted(ctx) {
-                (self.force(zero, ctx), self.force(zero, ctx))
-            } else {
-                (zero, zero)
-            };
+            let (offsets, lengths) =
+                if self.lifted(ctx) { (self.force(zero, ctx), self.force(zero, ctx)) } else { (zero, zero) };
             return Ok(Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: !self.lifted(ctx) })));
         }
         if !self.lifted(ctx) || items.iter().all(|r| self.uniform(r)) {
@@ -288,7 +285,12 @@ impl Flattener<'_> {
         let is_unit = !self.b.is_vector(unit_step) && step == one;
         let _ = unit_step;
         if is_unit {
-            return Ok(Rep::Seq(Box::new(SeqRep { offsets, lengths: count, elems: seq.elems.clone(), compact: false })));
+            return Ok(Rep::Seq(Box::new(SeqRep {
+                offsets,
+                lengths: count,
+                elems: seq.elems.clone(),
+                compact: false,
+            })));
         }
         // Element j of each result is elems[offset + start + j * step].
         let (positions, lengths, new_offsets) = if self.lifted(ctx) || self.b.is_vector(count) {
@@ -323,7 +325,9 @@ impl Flattener<'_> {
         size: VarId,
     ) -> Rep {
         match (ty, then, otherwise) {
-            (Type::Scalar(s), Rep::Leaf(a), Rep::Leaf(b)) => Rep::Leaf(self.scatter_both(*s, *a, *b, then_index, else_index, size)),
+            (Type::Scalar(s), Rep::Leaf(a), Rep::Leaf(b)) => {
+                Rep::Leaf(self.scatter_both(*s, *a, *b, then_index, else_index, size))
+            }
             (Type::Tuple(types), Rep::Tuple(xs), Rep::Tuple(ys)) => Rep::Tuple(
                 types
                     .iter()
@@ -335,8 +339,22 @@ impl Flattener<'_> {
                 let seqs = [(**a).clone(), (**b).clone()];
                 match self.shifted_offsets(&seqs) {
                     Ok((offsets, elems)) => {
-                        let offsets = self.scatter_both(Scalar::I32, offsets[0], offsets[1], then_index, else_index, size);
-                        let lengths = self.scatter_both(Scalar::I32, a.lengths, b.lengths, then_index, else_index, size);
+                        let offsets = self.scatter_both(
+                            Scalar::I32,
+                            offsets[0],
+                            offsets[1],
+                            then_index,
+                            else_index,
+                            size,
+                        );
+                        let lengths = self.scatter_both(
+                            Scalar::I32,
+                            a.lengths,
+                            b.lengths,
+                            then_index,
+                            else_index,
+                            size,
+                        );
                         Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false }))
                     }
                     Err(_) => {
@@ -352,7 +370,15 @@ impl Flattener<'_> {
         }
     }
 
-    fn scatter_both(&mut self, elem: Scalar, a: VarId, b: VarId, then_index: VarId, else_index: VarId, size: VarId) -> VarId {
+    fn scatter_both(
+        &mut self,
+        elem: Scalar,
+        a: VarId,
+        b: VarId,
+        then_index: VarId,
+        else_index: VarId,
+        size: VarId,
+    ) -> VarId {
         let zero = self.b.zero(elem);
         let blank = self.b.replicate(zero, size);
         let with_then = self.b.emit("merged", Op::Scatter { dst: blank, index: then_index, src: a });
@@ -400,7 +426,12 @@ impl Flattener<'_> {
 
     /// Opens the context of `map` over `seqs` (of equal lengths, checked) in `ctx`: gives the
     /// child context, each sequence's elements there, and the result's descriptor.
-    pub(super) fn enter(&mut self, seqs: &[SeqRep], ctx: CtxId, what: Option<&str>) -> R<(CtxId, Vec<Rep>, VarId, VarId)> {
+    pub(super) fn enter(
+        &mut self,
+        seqs: &[SeqRep],
+        ctx: CtxId,
+        what: Option<&str>,
+    ) -> R<(CtxId, Vec<Rep>, VarId, VarId)> {
         let first = seqs.first().ok_or_else(|| self.bug("a map over no sequences"))?.clone();
         for other in seqs[1..].iter().filter(|_| what.is_some()) {
             let mut operands = [first.lengths, other.lengths];
@@ -430,7 +461,10 @@ impl Flattener<'_> {
         for seq in seqs {
             let (segs, _) = self.segs(seq, ctx, false);
             let segs = Segs { offsets: segs.offsets, lengths: first_segs.lengths };
-            let (e, seg_ids) = self.segment_elems(&SeqRep { compact: seq.compact && self.b.is_vector(seq.offsets), ..seq.clone() }, segs);
+            let (e, seg_ids) = self.segment_elems(
+                &SeqRep { compact: seq.compact && self.b.is_vector(seq.offsets), ..seq.clone() },
+                segs,
+            );
             ids.get_or_insert(seg_ids);
             elems.push(e);
         }

@@ -87,7 +87,8 @@ fn every_flattened_sample_passes_the_ir_checker() {
             continue;
         }
         let db = Database::default();
-        let file = SourceFile::new(&db, path.display().to_string(), std::fs::read_to_string(&path).expect("text"));
+        let file =
+            SourceFile::new(&db, path.display().to_string(), std::fs::read_to_string(&path).expect("text"));
         if let Ok(program) = driver::flat_program(&db, file) {
             ir::check(program, "test").unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert!(program.op_count() > 0);
