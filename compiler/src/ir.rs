@@ -952,10 +952,10 @@ pub(crate) fn op_result(op: &Op, operands: &[IrType]) -> Result<Option<IrType>, 
             Some(IrType::vector(i32s))
         }
         Check(check) => {
-            if let self::Check::Assert { .. } = check {
-                if operands[0].elem != Scalar::Bool {
-                    return Err("an assert condition must be bool".into());
-                }
+            if let self::Check::Assert { .. } = check
+                && operands[0].elem != Scalar::Bool
+            {
+                return Err("an assert condition must be bool".into());
             }
             None
         }

@@ -623,20 +623,6 @@ pub fn interleave(parts: &[Value], len: &Value) -> KResult<Value> {
     })
 }
 
-fn count(n: &Value, what: &str) -> KResult<usize> {
-    let n = scalar_int(n)?;
-    if n < 0 {
-        return fail(Code::InvalidArgument, format!("{what} count {n} is negative"));
-    }
-    if n > i64::from(i32::MAX) {
-        return fail(
-            Code::ResourceExhausted,
-            format!("{what} would have {n} elements, more than the maximum length {}", i32::MAX),
-        );
-    }
-    Ok(n as usize)
-}
-
 /// Element `index` of `random_f32(_, seed)`, element-wise.
 pub fn random_f32(seed: &Value, index: &Value) -> KResult<Value> {
     let n = common_len(&[seed, index])?;

@@ -308,10 +308,11 @@ impl<'c> Flattener<'c> {
     /// lifted context: an empty context must not fail, and the interpreter would never have
     /// evaluated the expression.
     fn guard(&mut self, operands: &mut [VarId], ctx: CtxId) {
-        if self.lifted(ctx) && operands.iter().all(|&v| !self.b.is_vector(v)) {
-            if let Some(first) = operands.first_mut() {
-                *first = self.force(*first, ctx);
-            }
+        if self.lifted(ctx)
+            && operands.iter().all(|&v| !self.b.is_vector(v))
+            && let Some(first) = operands.first_mut()
+        {
+            *first = self.force(*first, ctx);
         }
     }
 

@@ -167,7 +167,9 @@ impl<'c> Flattener<'c> {
                 match (a, b) {
                     (Ok(a), Ok(b)) => Rep::Leaf(self.b.emit("t", Op::Math(f, vec![a, b]))),
                     _ => {
-                        return Err(self.unsupported(self.b.span, &format!("`{}` of two tuples", prim.name())));
+                        return Err(
+                            self.unsupported(self.b.span, &format!("`{}` of two tuples", prim.name()))
+                        );
                     }
                 }
             }
