@@ -156,7 +156,12 @@ fn main() {
 
     let n = 10_000_000;
     let (xs, ys) = (random_f32(n, 1), random_f32(n, 2));
-    let baseline = median(|| drop(std::hint::black_box(dot_baseline(&xs, &ys))), runs);
+    let baseline = median(
+        || {
+            std::hint::black_box(dot_baseline(&xs, &ys));
+        },
+        runs,
+    );
     let program = entry(DOT, "dot");
     let mut args = seq(xs.clone());
     args.extend(seq(ys.clone()));

@@ -50,7 +50,8 @@ pub fn flatten(program: &core::Program) -> Result<ir::Program, Diagnostic> {
 }
 
 /// Flattens one function as a host entry point: its parameters and results follow
-/// `ir::layout(ty, false)`. Benchmarks and tests call it with prepared inputs.
+/// `ir::layout(ty, false)`, and sequence arguments must be compact (offset 0, segments in
+/// order, as `cpu::value_to_vars` makes them). Benchmarks and tests call it with prepared inputs.
 pub fn flatten_entry(program: &core::Program, func: core::FuncId) -> Result<ir::Program, Diagnostic> {
     let mut flattener = Flattener::new(program);
     let function = program.function(func);
@@ -63,7 +64,10 @@ pub fn flatten_entry(program: &core::Program, func: core::FuncId) -> Result<ir::
             .map(|t| flattener.b.var(&function.vars[p as usize].name, t))
             .collect();
         params.extend(&vars);
-        frame.vars[p as usize] = Some((seqs::from_layout(ty, &mut vars.into_iter(), false), ROOT));
+        // An entry point's caller passes whole, compact sequences (as `cpu::value_to_vars`
+        // lays them out), so the body can use their elements in place.
+        let rep = prims::mark_compact(seqs::from_layout(ty, &mut vars.into_iter(), false));
+        frame.vars[p as usize] = Some((rep, ROOT));
     }
     flattener.frames.push(frame);
     flattener.b.span = function.span(function.body);

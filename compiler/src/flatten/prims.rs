@@ -756,7 +756,7 @@ fn rebuild(template: &Rep, leaves: &mut impl Iterator<Item = VarId>) -> Rep {
 }
 
 /// Loaded data is laid out compactly at every level.
-fn mark_compact(rep: Rep) -> Rep {
+pub(super) fn mark_compact(rep: Rep) -> Rep {
     match rep {
         Rep::Seq(seq) => {
             let SeqRep { offsets, lengths, elems, .. } = *seq;
