@@ -1,3 +1,5 @@
+//! The CPU executor on hand-built IR programs: each op and check against the interpreter's
+//! semantics and messages, control flow, printing, liveness and the counters.
 use std::collections::HashMap;
 
 use rowan::{TextRange, TextSize};
