@@ -549,16 +549,7 @@ impl<'c> Flattener<'c> {
     fn binary(&mut self, op: BinaryOp, ty: &Type, a: &Rep, b: &Rep, ctx: CtxId) -> R<VarId> {
         match (ty, a, b) {
             (Type::Scalar(s), Rep::Leaf(x), Rep::Leaf(y)) => {
-                let fallible = s.is_int()
-                    && matches!(
-                        op,
-                        BinaryOp::FloorDiv
-                            | BinaryOp::Mod
-                            | BinaryOp::Div
-                            | BinaryOp::Pow
-                            | BinaryOp::Shl
-                            | BinaryOp::Shr
-                    );
+                let fallible = may_fail(op, *s);
                 let mut operands = [*x, *y];
                 if fallible {
                     self.guard(&mut operands, ctx);
@@ -891,17 +882,7 @@ fn is_safe(program: &core::Program, func: &core::Function, id: ExprId) -> bool {
         Expr::TupleGet(t, _) => safe(*t),
         Expr::Unary { operand, .. } => safe(*operand),
         Expr::Binary { op, lhs, rhs } => {
-            let int = matches!(func.ty(*lhs), Type::Scalar(s) if s.is_int());
-            let may_fail = int
-                && matches!(
-                    op,
-                    BinaryOp::FloorDiv
-                        | BinaryOp::Mod
-                        | BinaryOp::Div
-                        | BinaryOp::Pow
-                        | BinaryOp::Shl
-                        | BinaryOp::Shr
-                );
+            let may_fail = matches!(func.ty(*lhs), Type::Scalar(s) if may_fail(*op, *s));
             let scalar = matches!(func.ty(*lhs), Type::Scalar(_));
             !may_fail && scalar && safe(*lhs) && safe(*rhs)
         }
@@ -933,6 +914,13 @@ fn is_safe(program: &core::Program, func: &core::Function, id: ExprId) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether `op` on operands of type `s` can stop the program: integer division and modulo by
+/// zero, negative integer exponents and shift counts.
+fn may_fail(op: BinaryOp, s: Scalar) -> bool {
+    use BinaryOp::*;
+    s.is_int() && matches!(op, FloorDiv | Mod | Div | Pow | Shl | Shr)
 }
 
 /// The functions that can call themselves (through any chain of calls and function arguments).
