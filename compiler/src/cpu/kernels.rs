@@ -270,28 +270,7 @@ macro_rules! int_binary {
                         Ok(if r != 0 && ((r < 0) != (y < 0)) { r.wrapping_add(y) } else { r })
                     })?,
                 ),
-                Pow => out(
-                    shape,
-                    try_map2(n, a, b, |x: $t, y: $t| {
-                        if y < 0 {
-                            return fail(
-                                Code::InvalidArgument,
-                                format!("negative exponent {y} in an integer power ({x} ** {y})"),
-                            );
-                        }
-                        let mut base = x;
-                        let mut exp = y as u64;
-                        let mut acc: $t = 1;
-                        while exp > 0 {
-                            if exp & 1 == 1 {
-                                acc = acc.wrapping_mul(base);
-                            }
-                            base = base.wrapping_mul(base);
-                            exp >>= 1;
-                        }
-                        Ok(acc)
-                    })?,
-                ),
+                Pow => out(shape, try_map2(n, a, b, |x: $t, y: $t| interp::ops::int_pow(x, y))?),
                 BitAnd => out(shape, map2(n, a, b, |x: $t, y: $t| x & y)),
                 BitOr => out(shape, map2(n, a, b, |x: $t, y: $t| x | y)),
                 BitXor => out(shape, map2(n, a, b, |x: $t, y: $t| x ^ y)),

@@ -66,7 +66,7 @@ pub fn flatten_entry(program: &core::Program, func: core::FuncId) -> Result<ir::
         params.extend(&vars);
         // An entry point's caller passes whole, compact sequences (as `cpu::value_to_vars`
         // lays them out), so the body can use their elements in place.
-        let rep = prims::mark_compact(seqs::from_layout(ty, &mut vars.into_iter(), false));
+        let rep = prims::mark_compact(seqs::from_layout(ty, &mut vars.into_iter()));
         frame.vars[p as usize] = Some((rep, ROOT));
     }
     flattener.frames.push(frame);
@@ -655,9 +655,9 @@ impl<'c> Flattener<'c> {
         if !self.b.is_vector(x) {
             let then_value = if and { None } else { Some(true) };
             let else_value = if and { Some(false) } else { None };
-            return self.host_if_values(func, x, then_value, else_value, b, ctx);
+            return self.host_if_values(x, then_value, else_value, b, ctx);
         }
-        if is_safe(self.core, func, b) {
+        if is_safe(func, b) {
             let y = self.expr(b, ctx)?.leaf().ok_or_else(|| self.bug("a non-scalar `and`"))?;
             return Ok(Rep::Leaf(if and {
                 let f = self.b.bool(false);
@@ -673,13 +673,12 @@ impl<'c> Flattener<'c> {
         } else {
             (Arm::Value(Rep::Leaf(constant)), Arm::Expr(b))
         };
-        self.split(func, x, arms.0, arms.1, &Type::Scalar(Scalar::Bool), ctx)
+        self.split(x, arms.0, arms.1, &Type::Scalar(Scalar::Bool), ctx)
     }
 
     /// A host `if` on a uniform condition for `and`/`or`: the arm given as `None` evaluates `b`.
     fn host_if_values(
         &mut self,
-        func: &'c core::Function,
         cond: VarId,
         then_value: Option<bool>,
         else_value: Option<bool>,
@@ -696,7 +695,6 @@ impl<'c> Flattener<'c> {
                 Ok(me.canonical(&rep, &ty, ctx))
             })
         };
-        let _ = func;
         let then = arm(self, then_value)?;
         let otherwise = arm(self, else_value)?;
         let dests = self.fresh_like(&then.results);
@@ -726,14 +724,14 @@ impl<'c> Flattener<'c> {
             })?;
             let dests = self.fresh_like(&then.results);
             self.b.push(StmtKind::If { cond: c, then, otherwise, dests: dests.clone() });
-            return Ok(seqs::from_layout(&ty, &mut dests.into_iter(), self.lifted(ctx)));
+            return Ok(seqs::from_layout(&ty, &mut dests.into_iter()));
         }
-        if is_scalar_data(&ty) && is_safe(self.core, func, then) && is_safe(self.core, func, otherwise) {
+        if is_scalar_data(&ty) && is_safe(func, then) && is_safe(func, otherwise) {
             let a = self.expr(then, ctx)?;
             let b = self.expr(otherwise, ctx)?;
             return Ok(self.select_rep(c, &a, &b));
         }
-        self.split(func, c, Arm::Expr(then), Arm::Expr(otherwise), &ty, ctx)
+        self.split(c, Arm::Expr(then), Arm::Expr(otherwise), &ty, ctx)
     }
 
     fn select_rep(&mut self, cond: VarId, a: &Rep, b: &Rep) -> Rep {
@@ -751,15 +749,7 @@ impl<'c> Flattener<'c> {
 
     /// A conditional on a per-element condition: each arm runs in its own context holding
     /// only the elements that take it, and the results are merged back in element order.
-    fn split(
-        &mut self,
-        func: &'c core::Function,
-        cond: VarId,
-        then: Arm,
-        otherwise: Arm,
-        ty: &Type,
-        ctx: CtxId,
-    ) -> R<Rep> {
+    fn split(&mut self, cond: VarId, then: Arm, otherwise: Arm, ty: &Type, ctx: CtxId) -> R<Rep> {
         let size = self.size(ctx);
         let iota = self.b.emit("iota", Op::Iota { len: size });
         let not_cond = self.b.emit("not", Op::Unary(UnaryOp::Not, cond));
@@ -770,10 +760,7 @@ impl<'c> Flattener<'c> {
             let arm_size = self.b.length(index);
             let arm_ctx = self.new_ctx(ctx, arm_size, Some(index));
             let rep = match arm {
-                Arm::Expr(e) => {
-                    let _ = func;
-                    self.expr(e, arm_ctx)?
-                }
+                Arm::Expr(e) => self.expr(e, arm_ctx)?,
                 Arm::Value(rep) => rep,
             };
             let rep = self.force_rep(&rep, arm_ctx);
@@ -807,7 +794,7 @@ impl<'c> Flattener<'c> {
         let counter = state_vars[0];
         let cond = self.nested_block(|me| Ok(vec![me.b.binary(BinaryOp::Lt, counter, seq.lengths)]))?;
         let body = self.nested_block(|me| {
-            let current = seqs::from_layout(&ty, &mut state_vars[1..].iter().copied(), false);
+            let current = seqs::from_layout(&ty, &mut state_vars[1..].iter().copied());
             me.bind(state, current, ROOT)?;
             let position = me.b.add(seq.offsets, counter);
             let item = me.gather_coll(&seq.elems, position);
@@ -820,7 +807,7 @@ impl<'c> Flattener<'c> {
         })?;
         let dests = self.fresh_like(&init_vars);
         self.b.push(StmtKind::While { state: state_vars, init: init_vars, cond, body, dests: dests.clone() });
-        Ok(seqs::from_layout(&ty, &mut dests[1..].iter().copied(), false))
+        Ok(seqs::from_layout(&ty, &mut dests[1..].iter().copied()))
     }
 
     fn while_loop(
@@ -837,7 +824,7 @@ impl<'c> Flattener<'c> {
         let init_vars = self.canonical(&init, &ty, ROOT);
         let state_vars = self.fresh_like(&init_vars);
         let bind_state = |me: &mut Self| {
-            let current = seqs::from_layout(&ty, &mut state_vars.iter().copied(), false);
+            let current = seqs::from_layout(&ty, &mut state_vars.iter().copied());
             me.bind(state, current, ROOT)
         };
         let cond = self.nested_block(|me| {
@@ -852,7 +839,7 @@ impl<'c> Flattener<'c> {
         })?;
         let dests = self.fresh_like(&init_vars);
         self.b.push(StmtKind::While { state: state_vars, init: init_vars, cond, body, dests: dests.clone() });
-        Ok(seqs::from_layout(&ty, &mut dests.into_iter(), false))
+        Ok(seqs::from_layout(&ty, &mut dests.into_iter()))
     }
 }
 
@@ -873,9 +860,8 @@ fn is_scalar_data(ty: &Type) -> bool {
 
 /// Whether evaluating `id` can neither fail nor do much work: literals, variables, tuples
 /// and arithmetic that cannot fail. Such an arm may run for elements that do not take it.
-fn is_safe(program: &core::Program, func: &core::Function, id: ExprId) -> bool {
-    let _ = program;
-    let safe = |e: ExprId| is_safe(program, func, e);
+fn is_safe(func: &core::Function, id: ExprId) -> bool {
+    let safe = |e: ExprId| is_safe(func, e);
     match func.expr(id) {
         Expr::Literal(_) | Expr::Var(_) => true,
         Expr::Tuple(items) => items.iter().all(|&e| safe(e)),

@@ -46,12 +46,12 @@ impl<'c> Flattener<'c> {
             Prim::Map => {
                 let seqs: Vec<SeqRep> = (0..values.len()).map(|i| seq(self, i)).collect::<R<_>>()?;
                 let callee = funcs.first().ok_or_else(|| self.bug("a map without a function"))?;
-                self.map(func, callee, &seqs, ctx)?
+                self.map(callee, &seqs, ctx)?
             }
             Prim::Filter => {
                 let xs = seq(self, 0)?;
                 let callee = funcs.first().ok_or_else(|| self.bug("a filter without a function"))?;
-                self.filter(func, callee, &xs, ctx)?
+                self.filter(callee, &xs, ctx)?
             }
             Prim::Zip => {
                 let seqs: Vec<SeqRep> = (0..values.len()).map(|i| seq(self, i)).collect::<R<_>>()?;
@@ -187,7 +187,7 @@ impl<'c> Flattener<'c> {
                 let elem = elem_of(&ret);
                 let ops = self.operator(callee, &elem)?;
                 let init = exclusive.then(|| values[0].clone());
-                self.scan(&ops, &xs, init, &elem, ctx)?
+                self.scan(&ops, &xs, init, ctx)?
             }
             Prim::Abs
             | Prim::Sqrt
@@ -257,7 +257,7 @@ impl<'c> Flattener<'c> {
                         self.b.emit("loaded", Op::Load { path: path.clone(), csv, ty: ret.clone(), field })
                     })
                     .collect();
-                let rep = seqs::from_layout(&ret, &mut fields.into_iter(), false);
+                let rep = seqs::from_layout(&ret, &mut fields.into_iter());
                 mark_compact(rep)
             }
         })
@@ -337,23 +337,15 @@ impl<'c> Flattener<'c> {
     }
 
     /// Applies a function to the elements of sequences, in a child context.
-    fn map(&mut self, func: &'c core::Function, callee: &Callee, seqs: &[SeqRep], ctx: CtxId) -> R<Rep> {
+    fn map(&mut self, callee: &Callee, seqs: &[SeqRep], ctx: CtxId) -> R<Rep> {
         let (child, elems, offsets, lengths) = self.enter(seqs, ctx, Some("map"))?;
-        let body = self.call_in(func, callee, elems, ctx, child)?;
+        let body = self.call_in(callee, elems, ctx, child)?;
         Ok(self.exit(&body, child, offsets, lengths))
     }
 
     /// Flattens `callee` in `child` with its captures (evaluated in `ctx`) and `args` (values
     /// of `child`).
-    fn call_in(
-        &mut self,
-        func: &'c core::Function,
-        callee: &Callee,
-        args: Vec<Rep>,
-        ctx: CtxId,
-        child: CtxId,
-    ) -> R<Rep> {
-        let _ = func;
+    fn call_in(&mut self, callee: &Callee, args: Vec<Rep>, ctx: CtxId, child: CtxId) -> R<Rep> {
         if self.recursive[callee.func as usize] {
             return Err(self.unsupported(self.b.span, "a recursive function inside parallel code"));
         }
@@ -365,9 +357,9 @@ impl<'c> Flattener<'c> {
         self.inline(callee.func, bound, child)
     }
 
-    fn filter(&mut self, func: &'c core::Function, callee: &Callee, xs: &SeqRep, ctx: CtxId) -> R<Rep> {
+    fn filter(&mut self, callee: &Callee, xs: &SeqRep, ctx: CtxId) -> R<Rep> {
         let (child, elems, offsets, lengths) = self.enter(std::slice::from_ref(xs), ctx, None)?;
-        let flags = self.call_in(func, callee, elems.clone(), ctx, child)?;
+        let flags = self.call_in(callee, elems.clone(), ctx, child)?;
         let flags = flags.leaf().ok_or_else(|| self.bug("a non-bool filter"))?;
         let flags = self.force(flags, child);
         let flags = if self.b.is_vector(flags) {
@@ -480,7 +472,7 @@ impl<'c> Flattener<'c> {
         }
     }
 
-    fn scan(&mut self, ops: &[ReduceOp], xs: &SeqRep, init: Option<Rep>, elem: &Type, ctx: CtxId) -> R<Rep> {
+    fn scan(&mut self, ops: &[ReduceOp], xs: &SeqRep, init: Option<Rep>, ctx: CtxId) -> R<Rep> {
         let mut leaves = Vec::new();
         scalar_leaves(&xs.elems, &mut leaves);
         let inits: Vec<VarId> = match &init {
@@ -512,7 +504,6 @@ impl<'c> Flattener<'c> {
             };
             out.push(scanned);
         }
-        let _ = elem;
         let elems = rebuild(&xs.elems, &mut out.into_iter());
         Ok(self.compact_result(elems, xs, segs, single))
     }

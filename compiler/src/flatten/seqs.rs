@@ -8,16 +8,16 @@ use crate::types::{Scalar, Type};
 use super::{CtxId, Flattener, R, ROOT, Rep, SeqRep};
 
 /// The `Rep` of a value of type `ty` whose variables come from `vars` in the order of
-/// `ir::layout(ty, many)`. Sequences built this way are not known to be compact.
-pub(super) fn from_layout(ty: &Type, vars: &mut impl Iterator<Item = VarId>, many: bool) -> Rep {
-    let _ = many;
+/// `ir::layout(ty, _)`. Sequences built this way are not known to be compact.
+/// (The variables' kinds say whether it is one value or a collection; the walk is the same.)
+pub(super) fn from_layout(ty: &Type, vars: &mut impl Iterator<Item = VarId>) -> Rep {
     match ty {
         Type::Scalar(_) => Rep::Leaf(vars.next().unwrap_or_default()),
-        Type::Tuple(items) => Rep::Tuple(items.iter().map(|t| from_layout(t, vars, many)).collect()),
+        Type::Tuple(items) => Rep::Tuple(items.iter().map(|t| from_layout(t, vars)).collect()),
         Type::Seq(elem) => {
             let offsets = vars.next().unwrap_or_default();
             let lengths = vars.next().unwrap_or_default();
-            let elems = from_layout(elem, vars, true);
+            let elems = from_layout(elem, vars);
             Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false }))
         }
         Type::Var(_) | Type::Func(..) => Rep::Tuple(vec![]),
@@ -281,10 +281,8 @@ impl Flattener<'_> {
         let count_if = self.b.add(quotient, one);
         let count = self.b.select(positive, count_if, zero);
         let offsets = self.b.add(seq.offsets, start);
-        let unit_step = self.b.binary(BinaryOp::Eq, step, one);
-        let is_unit = !self.b.is_vector(unit_step) && step == one;
-        let _ = unit_step;
-        if is_unit {
+        // A step that is the literal 1 (no step written) keeps the elements in place.
+        if step == one {
             return Ok(Rep::Seq(Box::new(SeqRep {
                 offsets,
                 lengths: count,
@@ -442,11 +440,13 @@ impl Flattener<'_> {
         if !self.lifted(ctx) {
             let child = self.new_ctx(ROOT, first.lengths, None);
             let mut elems = Vec::new();
+            let mut iota = None;
             for seq in seqs {
                 elems.push(if seq.compact {
                     seq.elems.clone()
                 } else {
-                    let iota = self.b.emit("iota", Op::Iota { len: first.lengths });
+                    let len = first.lengths;
+                    let iota = *iota.get_or_insert_with(|| self.b.emit("iota", Op::Iota { len }));
                     let positions = self.b.add(seq.offsets, iota);
                     self.gather_coll(&seq.elems, positions)
                 });

@@ -29,6 +29,51 @@ pub fn ill_typed<T>(what: &str) -> Result<T, Fail> {
     fail(Code::InternalError, format!("internal error: ill-typed core program ({what})"))
 }
 
+/// Integers `**` as Weft defines it: wrapping, by repeated squaring; a negative exponent is
+/// E0406. Shared by the interpreter and the CPU executor.
+pub fn int_pow<T: IntPow>(base: T, exp: T) -> Result<T, Fail> {
+    let Some(mut e) = exp.exponent() else {
+        return fail(
+            Code::InvalidArgument,
+            format!("negative exponent {exp} in an integer power ({base} ** {exp})"),
+        );
+    };
+    let (mut b, mut acc) = (base, T::ONE);
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = acc.wrapping_times(b);
+        }
+        b = b.wrapping_times(b);
+        e >>= 1;
+    }
+    Ok(acc)
+}
+
+/// The integer types `int_pow` works on.
+pub trait IntPow: Copy + std::fmt::Display {
+    const ONE: Self;
+    /// The exponent as unsigned, or `None` if it is negative.
+    fn exponent(self) -> Option<u64>;
+    fn wrapping_times(self, other: Self) -> Self;
+}
+
+macro_rules! int_pow_impl {
+    ($t:ty) => {
+        impl IntPow for $t {
+            const ONE: Self = 1;
+            fn exponent(self) -> Option<u64> {
+                u64::try_from(self).ok()
+            }
+            fn wrapping_times(self, other: Self) -> Self {
+                self.wrapping_mul(other)
+            }
+        }
+    };
+}
+
+int_pow_impl!(i32);
+int_pow_impl!(i64);
+
 macro_rules! int_binary {
     ($name:ident, $t:ty, $variant:ident, $float:ty, $fvariant:ident) => {
         fn $name(op: BinaryOp, a: $t, b: $t) -> Result<Value, Fail> {
@@ -58,25 +103,7 @@ macro_rules! int_binary {
                     let r = a.wrapping_rem(b);
                     Value::$variant(if r != 0 && ((r < 0) != (b < 0)) { r.wrapping_add(b) } else { r })
                 }
-                Pow => {
-                    if b < 0 {
-                        return fail(
-                            Code::InvalidArgument,
-                            format!("negative exponent {b} in an integer power ({a} ** {b})"),
-                        );
-                    }
-                    let mut base = a;
-                    let mut exp = b as u64;
-                    let mut acc: $t = 1;
-                    while exp > 0 {
-                        if exp & 1 == 1 {
-                            acc = acc.wrapping_mul(base);
-                        }
-                        base = base.wrapping_mul(base);
-                        exp >>= 1;
-                    }
-                    Value::$variant(acc)
-                }
+                Pow => Value::$variant(int_pow(a, b)?),
                 BitAnd => Value::$variant(a & b),
                 BitOr => Value::$variant(a | b),
                 BitXor => Value::$variant(a ^ b),
