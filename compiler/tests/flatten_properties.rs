@@ -2,7 +2,8 @@
 //! executor (flattened) as on the reference interpreter (nested). The inputs include empty and
 //! one-element segments and nest three deep; the programs cover comprehensions with filters,
 //! conditionals on sequences, closures, reductions, scans, sorts, slices, indexing from the
-//! end, concatenation, partitioning and equality.
+//! end, concatenation, partitioning, equality and ordering, reductions and scans with user
+//! operators, extremes of sequences, and permutes and scatters of sequences of sequences.
 
 mod common;
 
@@ -38,6 +39,13 @@ const PROGRAMS: &[&str] = &[
     "def total(ys):\n    return sum([y * y for y in ys])\nprint([[total(ys) for ys in yss] for yss in zsss], [total(xs) for xs in xss])",
     "print([argmax(xs) if len(xs) > 0 else -1 for xs in xss], [[x for x in xs if x > 0 and 10 // x > 2] for xs in xss])",
     "print([[10 // x if x != 0 else 0 for x in xs] for xs in xss], [[xs[x] if x >= 0 and x < len(xs) else 0 for x in xs] for xs in xss])",
+    "print([reduce(lambda a, b: a * 2 + b - a, xs, 1) for xs in xss], reduce(lambda a, b: concat(a, b), xss, [0]))",
+    "print([scan(lambda a, b: (a[0] + b[0], a[1] * b[1] % 7), [(x, x) for x in xs]) for xs in xss])",
+    "print([exclusive_scan(lambda a, b: concat(a, b), [len(xs)], [[x] for x in xs if x > 0]) for xs in xss])",
+    "print([[ys < xs for ys in xss] for xs in xss], [[yss >= zss for yss in zsss] for zss in zsss])",
+    "print([min(yss) if len(yss) > 0 else [] for yss in zsss], max(xss) if len(xss) > 0 else [], [argmax(yss) if len(yss) > 0 else -1 for yss in zsss])",
+    "print([argmin([(x % 3, -x) for x in xs]) if len(xs) > 0 else -1 for xs in xss], [min([xs, reverse(xs)]) for xs in xss])",
+    "print([permute(yss, [len(yss) - 1 - i for i in range(len(yss))]) for yss in zsss], [scatter(xss[:1], [0 for t in xss[:1]], yss) if len(yss) > 0 else yss for yss in zsss], [scatter(yss[:1], [-1], yss) if len(yss) > 0 else yss for yss in zsss])",
 ];
 
 fn literal<T: std::fmt::Debug>(value: &T) -> String {

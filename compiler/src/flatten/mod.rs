@@ -22,8 +22,10 @@
 //! label at the construct; the interpreter runs those programs.
 
 mod builder;
+mod compare;
 mod prims;
 mod seqs;
+mod tree;
 
 use rowan::TextRange;
 use rustc_hash::FxHashMap;
@@ -543,103 +545,6 @@ impl<'c> Flattener<'c> {
         result
     }
 
-    // --- scalar operations -------------------------------------------------------------------
-
-    /// `a op b` on values of type `ty`; tuples compare field by field, lexicographically.
-    fn binary(&mut self, op: BinaryOp, ty: &Type, a: &Rep, b: &Rep, ctx: CtxId) -> R<VarId> {
-        match (ty, a, b) {
-            (Type::Scalar(s), Rep::Leaf(x), Rep::Leaf(y)) => {
-                let fallible = may_fail(op, *s);
-                let mut operands = [*x, *y];
-                if fallible {
-                    self.guard(&mut operands, ctx);
-                }
-                Ok(self.b.binary(op, operands[0], operands[1]))
-            }
-            (Type::Tuple(types), Rep::Tuple(xs), Rep::Tuple(ys)) if op.is_comparison() => {
-                self.tuple_compare(op, types, xs, ys, ctx)
-            }
-            (Type::Seq(elem), Rep::Seq(xs), Rep::Seq(ys)) if matches!(op, BinaryOp::Eq | BinaryOp::Ne) => {
-                let equal = self.seq_equal(elem, xs, ys, ctx)?;
-                Ok(if op == BinaryOp::Eq { equal } else { self.b.emit("t", Op::Unary(UnaryOp::Not, equal)) })
-            }
-            _ => Err(self.unsupported(self.b.span, &format!("`{}` on values of type {ty}", op.symbol()))),
-        }
-    }
-
-    fn tuple_compare(
-        &mut self,
-        op: BinaryOp,
-        types: &[Type],
-        xs: &[Rep],
-        ys: &[Rep],
-        ctx: CtxId,
-    ) -> R<VarId> {
-        if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
-            let mut all = self.b.bool(true);
-            for ((t, x), y) in types.iter().zip(xs).zip(ys) {
-                let eq = self.binary(BinaryOp::Eq, t, x, y, ctx)?;
-                let f = self.b.bool(false);
-                all = self.b.select(all, eq, f);
-            }
-            return Ok(if op == BinaryOp::Eq { all } else { self.b.emit("t", Op::Unary(UnaryOp::Not, all)) });
-        }
-        // Lexicographic: decided by the first field that differs, else by the lengths (equal).
-        let strict = matches!(op, BinaryOp::Lt | BinaryOp::Gt);
-        let mut result = self.b.bool(!strict);
-        for ((t, x), y) in types.iter().zip(xs).zip(ys).rev() {
-            let less_or_greater = self.binary(
-                if matches!(op, BinaryOp::Lt | BinaryOp::Le) { BinaryOp::Lt } else { BinaryOp::Gt },
-                t,
-                x,
-                y,
-                ctx,
-            )?;
-            let eq = self.binary(BinaryOp::Eq, t, x, y, ctx)?;
-            let decided = self.b.select(eq, result, less_or_greater);
-            result = decided;
-        }
-        Ok(result)
-    }
-
-    /// `xs == ys` on sequences: equal lengths, and equal elements where the lengths agree.
-    fn seq_equal(&mut self, elem: &Type, xs: &SeqRep, ys: &SeqRep, ctx: CtxId) -> R<VarId> {
-        let same_length = self.b.binary(BinaryOp::Eq, xs.lengths, ys.lengths);
-        let zero = self.b.i32(0);
-        let common = self.b.select(same_length, xs.lengths, zero);
-        let uniform =
-            !self.b.is_vector(common) && !self.b.is_vector(xs.offsets) && !self.b.is_vector(ys.offsets);
-        let trimmed =
-            |seq: &SeqRep| SeqRep { lengths: common, compact: seq.compact && uniform, ..seq.clone() };
-        let (a, b) = (trimmed(xs), trimmed(ys));
-        let (child, elems, offsets, lengths) = self.enter(&[a, b], ctx, None)?;
-        let equal = self.binary(BinaryOp::Eq, elem, &elems[0], &elems[1], child)?;
-        let equal = self.force(equal, child);
-        let equal = if self.b.is_vector(equal) {
-            equal
-        } else {
-            let size = self.size(child);
-            self.b.replicate(equal, size)
-        };
-        let all = if self.lifted(ctx) || !uniform {
-            let lengths = self.force(lengths, ctx);
-            let offsets = self.force(offsets, ctx);
-            let per_segment = self.b.emit(
-                "equal",
-                Op::SegReduce { op: ir::ReduceOp::And, src: equal, segs: ir::Segs { offsets, lengths } },
-            );
-            if self.lifted(ctx) {
-                per_segment
-            } else {
-                let z = self.b.i32(0);
-                self.b.gather(per_segment, z)
-            }
-        } else {
-            self.b.emit("equal", Op::Reduce { op: ir::ReduceOp::And, src: equal })
-        };
-        let f = self.b.bool(false);
-        Ok(self.b.select(same_length, all, f))
-    }
 
     /// `a and b` / `a or b`: a `select` when `b` cannot fail, else a conditional, so that `b`
     /// runs only where Python would run it.
@@ -761,7 +666,7 @@ impl<'c> Flattener<'c> {
             let arm_ctx = self.new_ctx(ctx, arm_size, Some(index));
             let rep = match arm {
                 Arm::Expr(e) => self.expr(e, arm_ctx)?,
-                Arm::Value(rep) => rep,
+                Arm::Value(rep) => self.lift(&rep, ctx, arm_ctx),
             };
             let rep = self.force_rep(&rep, arm_ctx);
             results.push(rep);

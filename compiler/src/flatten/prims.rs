@@ -111,7 +111,7 @@ impl<'c> Flattener<'c> {
                 let xs = seq(self, 0)?;
                 let mut keys = Vec::new();
                 if !scalar_leaves(&xs.elems, &mut keys) {
-                    return Err(self.unsupported(self.b.span, "`sort` of sequences of sequences"));
+                    return self.merge_sort(&elem_of(&arg_types[0]), &xs, ctx);
                 }
                 let (segs, single) = self.segs(&xs, ctx, true);
                 let order = self.b.emit("order", Op::SegSortPerm { keys, segs });
@@ -147,15 +147,16 @@ impl<'c> Flattener<'c> {
                 let mut operands = [xs.lengths];
                 self.guard(&mut operands, ctx);
                 self.b.check(Check::NonEmpty { len: operands[0], what: prim.name().to_string() });
+                let max = matches!(prim, Prim::Max | Prim::ArgMax);
                 let Some(src) = xs.elems.leaf() else {
-                    return self.tuple_extreme(prim, &xs, ctx);
+                    let arg = matches!(prim, Prim::ArgMin | Prim::ArgMax);
+                    return self.extreme_by_tree(max, arg, &elem_of(&arg_types[0]), &xs, ctx);
                 };
                 match prim {
                     Prim::Min => Rep::Leaf(self.reduce_leaf(ReduceOp::Min, &xs, src, ctx)),
                     Prim::Max => Rep::Leaf(self.reduce_leaf(ReduceOp::Max, &xs, src, ctx)),
                     _ => {
                         let (segs, single) = self.segs(&xs, ctx, false);
-                        let max = matches!(prim, Prim::ArgMax);
                         let at = self.b.emit("at", Op::SegArgExtreme { max, src, segs });
                         Rep::Leaf(self.unseg(at, single))
                     }
@@ -163,31 +164,28 @@ impl<'c> Flattener<'c> {
             }
             Prim::Min2 | Prim::Max2 => {
                 let f = if matches!(prim, Prim::Min2) { MathFn::Min } else { MathFn::Max };
-                let (a, b) = (leaf(self, 0), leaf(self, 1));
-                match (a, b) {
-                    (Ok(a), Ok(b)) => Rep::Leaf(self.b.emit("t", Op::Math(f, vec![a, b]))),
-                    _ => {
-                        return Err(
-                            self.unsupported(self.b.span, &format!("`{}` of two tuples", prim.name()))
-                        );
-                    }
-                }
+                // The type checker gives the two-argument forms numbers only.
+                Rep::Leaf(self.b.emit("t", Op::Math(f, vec![leaf(self, 0)?, leaf(self, 1)?])))
             }
             Prim::Reduce => {
                 let xs = seq(self, 0)?;
                 let callee = funcs.first().ok_or_else(|| self.bug("reduce without a function"))?;
                 let elem = elem_of(&arg_types[0]);
-                let ops = self.operator(callee, &elem)?;
-                self.reduce_with_init(&ops, &xs, &values[1], ctx)?
+                match self.operator(callee, &elem) {
+                    Some(ops) => self.reduce_with_init(&ops, &xs, &values[1], ctx)?,
+                    None => self.reduce_with(callee, &elem, &xs, &values[1], ctx)?,
+                }
             }
             Prim::Scan | Prim::ExclusiveScan => {
                 let exclusive = matches!(prim, Prim::ExclusiveScan);
                 let xs = if exclusive { seq(self, 1)? } else { seq(self, 0)? };
                 let callee = funcs.first().ok_or_else(|| self.bug("scan without a function"))?;
                 let elem = elem_of(&ret);
-                let ops = self.operator(callee, &elem)?;
                 let init = exclusive.then(|| values[0].clone());
-                self.scan(&ops, &xs, init, ctx)?
+                match self.operator(callee, &elem) {
+                    Some(ops) => self.scan(&ops, &xs, init, ctx)?,
+                    None => self.scan_with(callee, &elem, &xs, init.as_ref(), ctx)?,
+                }
             }
             Prim::Abs
             | Prim::Sqrt
@@ -345,7 +343,7 @@ impl<'c> Flattener<'c> {
 
     /// Flattens `callee` in `child` with its captures (evaluated in `ctx`) and `args` (values
     /// of `child`).
-    fn call_in(&mut self, callee: &Callee, args: Vec<Rep>, ctx: CtxId, child: CtxId) -> R<Rep> {
+    pub(super) fn call_in(&mut self, callee: &Callee, args: Vec<Rep>, ctx: CtxId, child: CtxId) -> R<Rep> {
         if self.recursive[callee.func as usize] {
             return Err(self.unsupported(self.b.span, "a recursive function inside parallel code"));
         }
@@ -393,28 +391,6 @@ impl<'c> Flattener<'c> {
                 compact: false,
             })),
         }
-    }
-
-    /// `min`/`max` of tuples, lexicographically: the first (or last) element in sorted order,
-    /// which the stable sort makes the interpreter's choice among equal ones.
-    fn tuple_extreme(&mut self, prim: &Prim, xs: &SeqRep, ctx: CtxId) -> R<Rep> {
-        let mut keys = Vec::new();
-        if !scalar_leaves(&xs.elems, &mut keys) || matches!(prim, Prim::ArgMax | Prim::ArgMin) {
-            return Err(self.unsupported(self.b.span, &format!("`{}` of tuples or sequences", prim.name())));
-        }
-        let (segs, single) = self.segs(xs, ctx, false);
-        let order = self.b.emit("order", Op::SegSortPerm { keys, segs });
-        let starts = self.b.offsets_of(segs.lengths);
-        let pick = if matches!(prim, Prim::Max) {
-            let ends = self.b.add(starts, segs.lengths);
-            let one = self.b.i32(1);
-            self.b.sub(ends, one)
-        } else {
-            starts
-        };
-        let positions = self.b.gather(order, pick);
-        let positions = self.unseg(positions, single);
-        Ok(self.gather_coll(&xs.elems, positions))
     }
 
     /// A sequence whose elements were produced segment after segment for `segs`.
@@ -528,22 +504,15 @@ impl<'c> Flattener<'c> {
     }
 
     /// The built-in operator (one per scalar leaf of `elem`) that a function passed to
-    /// `reduce` or `scan` computes: `+`, `*`, `&`, `|`, `^`, `and`, `or`, `min`, `max`, applied
-    /// field by field on tuples.
-    fn operator(&self, callee: &Callee, elem: &Type) -> R<Vec<ReduceOp>> {
+    /// `reduce` or `scan` computes, if it is one: `+`, `*`, `&`, `|`, `^`, `and`, `or`, `min`
+    /// or `max`, applied field by field on tuples.
+    fn operator(&self, callee: &Callee, elem: &Type) -> Option<Vec<ReduceOp>> {
         let function = self.core.function(callee.func);
-        let found = if callee.captures.is_empty() && function.params.len() == 2 {
-            let (a, b) = (function.params[0], function.params[1]);
-            recognise(function, function.body, a, b, elem, &mut Vec::new())
-        } else {
-            None
-        };
-        found.ok_or_else(|| {
-            self.unsupported(
-                self.b.span,
-                "this reduction operator (the cpu executor knows `+`, `*`, `&`, `|`, `^`, `and`, `or`, `min` and `max`, also field by field on tuples)",
-            )
-        })
+        if !callee.captures.is_empty() || function.params.len() != 2 {
+            return None;
+        }
+        let (a, b) = (function.params[0], function.params[1]);
+        recognise(function, function.body, a, b, elem, &mut Vec::new())
     }
 
     fn concat(&mut self, xs: &SeqRep, ys: &SeqRep, ctx: CtxId) -> R<Rep> {
@@ -614,10 +583,6 @@ impl<'c> Flattener<'c> {
             b: operands[1],
             what: LengthCheck::ScatterValues,
         });
-        let mut dst_leaves = Vec::new();
-        if !scalar_leaves(&dst.elems, &mut dst_leaves) {
-            return Err(self.unsupported(self.b.span, "`scatter` of sequences of sequences"));
-        }
         let keep =
             [src, idx, dst].iter().all(|s| !self.b.is_vector(s.offsets) && !self.b.is_vector(s.lengths));
         let (dsegs, single) = self.segs(dst, ctx, keep);
@@ -639,15 +604,15 @@ impl<'c> Flattener<'c> {
         let index = elems[0].leaf().ok_or_else(|| self.bug("a non-integer scatter index"))?;
         let position = self.checked_position(&target, index, child, "scatter ");
         let position = self.force(position, child);
-        let mut values = Vec::new();
-        scalar_leaves(&elems[1], &mut values);
+        let values = self.force_rep(&elems[1], child);
+        // Sequence elements of `dst` and `src` must point into one collection of elements.
+        let (copy, values) = self.share_elems(&copy, &values)?;
         let mut written = Vec::new();
-        for (&dst_leaf, &value) in scalar_leaf_list(&copy).iter().zip(&values) {
-            let value = self.force(value, child);
+        for (dst_leaf, value) in top_leaves(&copy).into_iter().zip(top_leaves(&values)) {
             written
                 .push(self.b.emit("scattered", Op::Scatter { dst: dst_leaf, index: position, src: value }));
         }
-        let elems = rebuild(&copy, &mut written.into_iter());
+        let elems = rebuild_top(&copy, &mut written.into_iter());
         Ok(self.compact_result(elems, dst, dsegs, single))
     }
 
@@ -659,10 +624,6 @@ impl<'c> Flattener<'c> {
             b: operands[1],
             what: LengthCheck::PermuteIndexes,
         });
-        let mut leaves = Vec::new();
-        if !scalar_leaves(&xs.elems, &mut leaves) {
-            return Err(self.unsupported(self.b.span, "`permute` of sequences of sequences"));
-        }
         let keep = !self.b.is_vector(xs.lengths)
             && !self.b.is_vector(idx.lengths)
             && !self.b.is_vector(xs.offsets)
@@ -678,16 +639,22 @@ impl<'c> Flattener<'c> {
         let starts = self.b.gather(out_offsets, ids);
         let index = self.b.cast(Scalar::I32, index);
         let positions = self.b.add(starts, index);
+        let elems = self.permute_coll(&values, positions);
+        Ok(self.compact_result(elems, xs, xsegs, single))
+    }
+
+    /// A collection with value `i` moved to `positions[i]`, a permutation. Sequence values
+    /// move as descriptors; their own elements stay where they are.
+    pub(super) fn permute_coll(&mut self, values: &Rep, positions: VarId) -> Rep {
         let mut out = Vec::new();
-        for leaf in scalar_leaf_list(&values) {
+        for leaf in top_leaves(values) {
             let elem = self.b.ty(leaf).elem;
             let zero = self.b.zero(elem);
             let size = self.b.length(leaf);
             let blank = self.b.replicate(zero, size);
             out.push(self.b.emit("permuted", Op::Scatter { dst: blank, index: positions, src: leaf }));
         }
-        let elems = rebuild(&values, &mut out.into_iter());
-        Ok(self.compact_result(elems, xs, xsegs, single))
+        rebuild_top(values, &mut out.into_iter())
     }
 
     fn partition(&mut self, xs: &SeqRep, lens: &SeqRep, ctx: CtxId) -> R<Rep> {
@@ -731,10 +698,32 @@ fn scalar_leaves(rep: &Rep, out: &mut Vec<VarId>) -> bool {
     }
 }
 
-fn scalar_leaf_list(rep: &Rep) -> Vec<VarId> {
+/// The vectors a collection's values are made of at the top level: scalar leaves, and the
+/// descriptors of sequences (not their elements).
+fn top_leaves(rep: &Rep) -> Vec<VarId> {
+    fn walk(rep: &Rep, out: &mut Vec<VarId>) {
+        match rep {
+            Rep::Leaf(v) => out.push(*v),
+            Rep::Tuple(items) => items.iter().for_each(|r| walk(r, out)),
+            Rep::Seq(seq) => out.extend([seq.offsets, seq.lengths]),
+        }
+    }
     let mut out = Vec::new();
-    scalar_leaves(rep, &mut out);
+    walk(rep, &mut out);
     out
+}
+
+/// `template` with the vectors `top_leaves` lists replaced, in order, by `leaves`.
+fn rebuild_top(template: &Rep, leaves: &mut impl Iterator<Item = VarId>) -> Rep {
+    match template {
+        Rep::Leaf(v) => Rep::Leaf(leaves.next().unwrap_or(*v)),
+        Rep::Tuple(items) => Rep::Tuple(items.iter().map(|r| rebuild_top(r, leaves)).collect()),
+        Rep::Seq(seq) => {
+            let offsets = leaves.next().unwrap_or(seq.offsets);
+            let lengths = leaves.next().unwrap_or(seq.lengths);
+            Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: seq.elems.clone(), compact: false }))
+        }
+    }
 }
 
 /// `template` with its leaves replaced, in order, by `leaves`.

@@ -125,6 +125,31 @@ impl Flattener<'_> {
         Ok((offsets, self.concat_coll(&elems)?))
     }
 
+    /// Two collections of one type, changed so that their sequences point into one collection
+    /// of elements: values of either can then be mixed at the top level (scattered, merged).
+    pub(super) fn share_elems(&mut self, a: &Rep, b: &Rep) -> R<(Rep, Rep)> {
+        Ok(match (a, b) {
+            (Rep::Tuple(xs), Rep::Tuple(ys)) => {
+                let mut left = Vec::new();
+                let mut right = Vec::new();
+                for (x, y) in xs.iter().zip(ys) {
+                    let (l, r) = self.share_elems(x, y)?;
+                    left.push(l);
+                    right.push(r);
+                }
+                (Rep::Tuple(left), Rep::Tuple(right))
+            }
+            (Rep::Seq(x), Rep::Seq(y)) => {
+                let (offsets, elems) = self.shifted_offsets(&[(**x).clone(), (**y).clone()])?;
+                let shared = |offsets: VarId, lengths: VarId, elems: Rep| {
+                    Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false }))
+                };
+                (shared(offsets[0], x.lengths, elems.clone()), shared(offsets[1], y.lengths, elems))
+            }
+            _ => (a.clone(), b.clone()),
+        })
+    }
+
     /// `[a, b, c]` in a context. Uniform items give a uniform sequence; otherwise each
     /// element's items are laid out together (`Interleave`).
     pub(super) fn list(&mut self, items: Vec<Rep>, elem_ty: &Type, ctx: CtxId) -> R<Rep> {
@@ -333,34 +358,19 @@ impl Flattener<'_> {
                     .map(|(t, (x, y))| self.merge(t, x, y, then_index, else_index, size))
                     .collect(),
             ),
-            (Type::Seq(_), Rep::Seq(a), Rep::Seq(b)) => {
-                let seqs = [(**a).clone(), (**b).clone()];
-                match self.shifted_offsets(&seqs) {
-                    Ok((offsets, elems)) => {
-                        let offsets = self.scatter_both(
-                            Scalar::I32,
-                            offsets[0],
-                            offsets[1],
-                            then_index,
-                            else_index,
-                            size,
-                        );
-                        let lengths = self.scatter_both(
-                            Scalar::I32,
-                            a.lengths,
-                            b.lengths,
-                            then_index,
-                            else_index,
-                            size,
-                        );
-                        Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false }))
-                    }
-                    Err(_) => {
-                        self.b.record_bug("a merge of sequences of empty tuples".to_string());
-                        then.clone()
-                    }
+            (Type::Seq(_), Rep::Seq(_), Rep::Seq(_)) => match self.share_elems(then, otherwise) {
+                Ok((Rep::Seq(a), Rep::Seq(b))) => {
+                    let offsets =
+                        self.scatter_both(Scalar::I32, a.offsets, b.offsets, then_index, else_index, size);
+                    let lengths =
+                        self.scatter_both(Scalar::I32, a.lengths, b.lengths, then_index, else_index, size);
+                    Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: a.elems, compact: false }))
                 }
-            }
+                _ => {
+                    self.b.record_bug("a merge of sequences of empty tuples".to_string());
+                    then.clone()
+                }
+            },
             _ => {
                 self.b.record_bug(format!("a merge of mismatched values of type {ty}"));
                 then.clone()
