@@ -114,6 +114,20 @@ fn dot_baseline(xs: &[f32], ys: &[f32]) -> f32 {
     total
 }
 
+/// The machine's ceiling for the flattened dot product: the same two passes the executor makes
+/// (an element-wise multiply into a new vector, then a sum), written by hand with rayon. If this
+/// does not speed up from 1 to 2 threads either, memory bandwidth is the limit, not Weft.
+fn dot_two_pass_rayon(xs: &[f32], ys: &[f32]) -> f32 {
+    use rayon::prelude::*;
+    let products: Vec<f32> = xs.par_iter().zip(ys).map(|(x, y)| x * y).collect();
+    products.par_iter().sum()
+}
+
+fn in_pool(threads: usize, runs: usize, f: impl FnMut() + Send) -> Duration {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a rayon pool");
+    pool.install(|| median(f, runs))
+}
+
 fn cnd(d: f32) -> f32 {
     0.5 * (1.0 + erf_f32(d / 2.0f32.sqrt()))
 }
@@ -166,6 +180,15 @@ fn main() {
     let mut args = seq(xs.clone());
     args.extend(seq(ys.clone()));
     report("dot product, 10M f32", baseline, &program, &args, runs);
+    let ceiling = |threads| in_pool(threads, runs, || drop(std::hint::black_box(dot_two_pass_rayon(&xs, &ys))));
+    let (one, two) = (ceiling(1), ceiling(2));
+    println!(
+        "{:<24} hand-written rayon, multiply then sum: 1 thread {:>8.1} ms | 2 threads {:>8.1} ms | 1->2 threads speed-up {:.2}x",
+        "dot product ceiling",
+        one.as_secs_f64() * 1e3,
+        two.as_secs_f64() * 1e3,
+        one.as_secs_f64() / two.as_secs_f64(),
+    );
 
     let n = 1_000_000;
     let spots: Vec<f32> = random_f32(n, 1).iter().map(|u| 5.0 + 25.0 * u).collect();

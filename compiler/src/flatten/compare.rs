@@ -153,7 +153,7 @@ impl Flattener<'_> {
     }
 
     /// A per-element flag of the child context as a vector.
-    fn flag_vector(&mut self, flag: VarId, child: CtxId) -> VarId {
+    pub(super) fn flag_vector(&mut self, flag: VarId, child: CtxId) -> VarId {
         let flag = self.force(flag, child);
         if self.b.is_vector(flag) {
             flag

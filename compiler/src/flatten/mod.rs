@@ -23,7 +23,9 @@
 
 mod builder;
 mod compare;
+mod loops;
 mod prims;
+mod recursion;
 mod seqs;
 mod tree;
 
@@ -46,9 +48,7 @@ pub fn flatten(program: &core::Program) -> Result<ir::Program, Diagnostic> {
     flattener.expr(main.body, ROOT)?;
     let body = Block { stmts: flattener.b.take_stmts(), results: vec![] };
     let function = flattener.finish("main".to_string(), vec![], body)?;
-    let program = ir::Program { functions: vec![function], main: 0 };
-    debug_check(&program)?;
-    Ok(program)
+    flattener.program(function)
 }
 
 /// Flattens one function as a host entry point: its parameters and results follow
@@ -77,9 +77,7 @@ pub fn flatten_entry(program: &core::Program, func: core::FuncId) -> Result<ir::
     let results = flattener.canonical(&result, &function.ret, ROOT);
     let body = Block { stmts: flattener.b.take_stmts(), results };
     let function = flattener.finish(function.name.clone(), params, body)?;
-    let program = ir::Program { functions: vec![function], main: 0 };
-    debug_check(&program)?;
-    Ok(program)
+    flattener.program(function)
 }
 
 /// Runs the IR checker after flattening in debug builds and tests (Futhark's habit).
@@ -105,6 +103,12 @@ struct Ctx {
     /// For each element, the index of the parent element it belongs to; `None` when the
     /// parent is the root (every element belongs to the one root element).
     parent_index: Option<VarId>,
+}
+
+impl Ctx {
+    fn root() -> Ctx {
+        Ctx { parent: ROOT, size: None, parent_index: None }
+    }
 }
 
 /// A value in a context, as IR variables.
@@ -176,6 +180,11 @@ struct Flattener<'c> {
     memo: Memo,
     /// Which core functions call themselves, directly or through others.
     recursive: Vec<bool>,
+    /// The IR functions by id; the entry function's slot (0) and those of lifted functions
+    /// still being flattened are empty.
+    functions: Vec<Option<ir::Function>>,
+    /// The lifted IR function of each recursive core function met so far.
+    lifted_ids: FxHashMap<core::FuncId, ir::FuncId>,
 }
 
 type R<T> = Result<T, Diagnostic>;
@@ -185,12 +194,23 @@ impl<'c> Flattener<'c> {
         Flattener {
             core,
             b: Builder::default(),
-            ctxs: vec![Ctx { parent: ROOT, size: None, parent_index: None }],
+            ctxs: vec![Ctx::root()],
             frames: vec![],
             next_frame: 1,
             memo: Memo::default(),
             recursive: recursive_functions(core),
+            functions: vec![None],
+            lifted_ids: FxHashMap::default(),
         }
+    }
+
+    /// The program of `entry` (function 0) and the lifted functions it calls, checked.
+    fn program(self, entry: ir::Function) -> Result<ir::Program, Diagnostic> {
+        let mut functions = vec![entry];
+        functions.extend(self.functions.into_iter().skip(1).flatten());
+        let program = ir::Program { functions, main: 0 };
+        debug_check(&program)?;
+        Ok(program)
     }
 
     fn finish(&mut self, name: String, params: Vec<VarId>, body: Block) -> R<ir::Function> {
@@ -447,23 +467,24 @@ impl<'c> Flattener<'c> {
                 self.expr(*body, ctx)?
             }
             Expr::Call { func: callee, args } => {
-                if self.recursive[*callee as usize] {
-                    return Err(self.unsupported(func.span(id), "a recursive function"));
-                }
                 let args = args.iter().map(|&a| Ok((self.expr(a, ctx)?, ctx))).collect::<R<Vec<_>>>()?;
-                self.inline(*callee, args, ctx)?
+                if self.recursive[*callee as usize] {
+                    self.call_lifted(*callee, args, ctx)?
+                } else {
+                    self.inline(*callee, args, ctx)?
+                }
             }
             Expr::Prim { prim, args, funcs } => self.prim(func, id, prim, args, funcs, ctx)?,
+            Expr::ForLoop { state, init, elem, seq, body } if self.lifted(ctx) => {
+                self.lifted_for_loop(func, id, state, *init, elem, *seq, *body, ctx)?
+            }
             Expr::ForLoop { state, init, elem, seq, body } => {
-                if self.lifted(ctx) {
-                    return Err(self.unsupported(func.span(id), "a loop inside parallel code"));
-                }
                 self.for_loop(func, id, state, *init, elem, *seq, *body)?
             }
+            Expr::WhileLoop { state, init, cond, body } if self.lifted(ctx) => {
+                self.lifted_while_loop(func, id, state, *init, *cond, *body, ctx)?
+            }
             Expr::WhileLoop { state, init, cond, body } => {
-                if self.lifted(ctx) {
-                    return Err(self.unsupported(func.span(id), "a loop inside parallel code"));
-                }
                 self.while_loop(func, id, state, *init, *cond, *body)?
             }
             Expr::Assert { cond, message } => {
@@ -675,76 +696,6 @@ impl<'c> Flattener<'c> {
         let otherwise = results.pop().expect("two arms");
         let then = results.pop().expect("two arms");
         Ok(self.merge(ty, &then, &otherwise, indexes[0], indexes[1], size))
-    }
-
-    // --- loops (host only) ---------------------------------------------------------------------
-
-    #[allow(clippy::too_many_arguments)]
-    fn for_loop(
-        &mut self,
-        func: &'c core::Function,
-        id: ExprId,
-        state: &Pattern,
-        init: ExprId,
-        elem: &Pattern,
-        seq: ExprId,
-        body: ExprId,
-    ) -> R<Rep> {
-        let ty = func.ty(id).clone();
-        let init = self.expr(init, ROOT)?;
-        let seq = self.expr(seq, ROOT)?.seq().ok_or_else(|| self.bug("a loop over a non-sequence"))?;
-        let mut init_vars = vec![self.b.i32(0)];
-        init_vars.extend(self.canonical(&init, &ty, ROOT));
-        let state_vars = self.fresh_like(&init_vars);
-        let counter = state_vars[0];
-        let cond = self.nested_block(|me| Ok(vec![me.b.binary(BinaryOp::Lt, counter, seq.lengths)]))?;
-        let body = self.nested_block(|me| {
-            let current = seqs::from_layout(&ty, &mut state_vars[1..].iter().copied());
-            me.bind(state, current, ROOT)?;
-            let position = me.b.add(seq.offsets, counter);
-            let item = me.gather_coll(&seq.elems, position);
-            me.bind(elem, item, ROOT)?;
-            let next = me.expr(body, ROOT)?;
-            let one = me.b.i32(1);
-            let mut vars = vec![me.b.add(counter, one)];
-            vars.extend(me.canonical(&next, &ty, ROOT));
-            Ok(vars)
-        })?;
-        let dests = self.fresh_like(&init_vars);
-        self.b.push(StmtKind::While { state: state_vars, init: init_vars, cond, body, dests: dests.clone() });
-        Ok(seqs::from_layout(&ty, &mut dests[1..].iter().copied()))
-    }
-
-    fn while_loop(
-        &mut self,
-        func: &'c core::Function,
-        id: ExprId,
-        state: &Pattern,
-        init: ExprId,
-        cond: ExprId,
-        body: ExprId,
-    ) -> R<Rep> {
-        let ty = func.ty(id).clone();
-        let init = self.expr(init, ROOT)?;
-        let init_vars = self.canonical(&init, &ty, ROOT);
-        let state_vars = self.fresh_like(&init_vars);
-        let bind_state = |me: &mut Self| {
-            let current = seqs::from_layout(&ty, &mut state_vars.iter().copied());
-            me.bind(state, current, ROOT)
-        };
-        let cond = self.nested_block(|me| {
-            bind_state(me)?;
-            let c = me.expr(cond, ROOT)?.leaf().ok_or_else(|| me.bug("a non-scalar loop condition"))?;
-            Ok(vec![c])
-        })?;
-        let body = self.nested_block(|me| {
-            bind_state(me)?;
-            let next = me.expr(body, ROOT)?;
-            Ok(me.canonical(&next, &ty, ROOT))
-        })?;
-        let dests = self.fresh_like(&init_vars);
-        self.b.push(StmtKind::While { state: state_vars, init: init_vars, cond, body, dests: dests.clone() });
-        Ok(seqs::from_layout(&ty, &mut dests.into_iter()))
     }
 }
 

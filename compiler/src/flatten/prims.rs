@@ -344,14 +344,14 @@ impl<'c> Flattener<'c> {
     /// Flattens `callee` in `child` with its captures (evaluated in `ctx`) and `args` (values
     /// of `child`).
     pub(super) fn call_in(&mut self, callee: &Callee, args: Vec<Rep>, ctx: CtxId, child: CtxId) -> R<Rep> {
-        if self.recursive[callee.func as usize] {
-            return Err(self.unsupported(self.b.span, "a recursive function inside parallel code"));
-        }
         let mut bound = Vec::new();
         for &capture in &callee.captures {
             bound.push((self.expr(capture, ctx)?, ctx));
         }
         bound.extend(args.into_iter().map(|a| (a, child)));
+        if self.recursive[callee.func as usize] {
+            return self.call_lifted(callee.func, bound, child);
+        }
         self.inline(callee.func, bound, child)
     }
 
@@ -700,7 +700,7 @@ fn scalar_leaves(rep: &Rep, out: &mut Vec<VarId>) -> bool {
 
 /// The vectors a collection's values are made of at the top level: scalar leaves, and the
 /// descriptors of sequences (not their elements).
-fn top_leaves(rep: &Rep) -> Vec<VarId> {
+pub(super) fn top_leaves(rep: &Rep) -> Vec<VarId> {
     fn walk(rep: &Rep, out: &mut Vec<VarId>) {
         match rep {
             Rep::Leaf(v) => out.push(*v),
@@ -714,7 +714,7 @@ fn top_leaves(rep: &Rep) -> Vec<VarId> {
 }
 
 /// `template` with the vectors `top_leaves` lists replaced, in order, by `leaves`.
-fn rebuild_top(template: &Rep, leaves: &mut impl Iterator<Item = VarId>) -> Rep {
+pub(super) fn rebuild_top(template: &Rep, leaves: &mut impl Iterator<Item = VarId>) -> Rep {
     match template {
         Rep::Leaf(v) => Rep::Leaf(leaves.next().unwrap_or(*v)),
         Rep::Tuple(items) => Rep::Tuple(items.iter().map(|r| rebuild_top(r, leaves)).collect()),

@@ -73,7 +73,7 @@ impl<'c> Flattener<'c> {
     }
 
     /// A value of the root as a collection of `n` copies.
-    fn repeat(&mut self, rep: &Rep, n: VarId) -> Rep {
+    pub(super) fn repeat(&mut self, rep: &Rep, n: VarId) -> Rep {
         match rep {
             Rep::Leaf(v) => Rep::Leaf(self.b.replicate(*v, n)),
             Rep::Tuple(items) => Rep::Tuple(items.iter().map(|r| self.repeat(r, n)).collect()),
@@ -123,7 +123,7 @@ impl<'c> Flattener<'c> {
 
     /// A host loop over `values` (a collection of `ty`) and `extra` scalars or vectors;
     /// `cond` and `round` see the current state and give the condition and the next state.
-    fn rounds(
+    pub(super) fn rounds(
         &mut self,
         ty: &Type,
         values: &Rep,
