@@ -3,9 +3,7 @@
 //! error has the same code and span, every vector op runs as one flat operation, and a
 //! comprehension that indexes a free sequence does work linear in its own length.
 //!
-//! Programs the flattener does not handle yet (recursion and loops inside parallel code, the
-//! next issue) must be rejected with E0408 and are listed here by name, so that the list can
-//! only shrink.
+//! Every program flattens: recursion and loops inside parallel code included.
 
 mod common;
 
@@ -14,37 +12,14 @@ use weft_compiler::driver::{self, RunError};
 use weft_compiler::line_index::LineIndex;
 use weft_compiler::{Database, SourceFile};
 
-/// Programs the flattener rejects with E0408 today: recursion and loops inside parallel code,
-/// which the next issue flattens.
-const NOT_FLATTENED_YET: &[&str] = &[
-    "barnes_hut",               // recursion
-    "mandelbrot",               // a loop inside parallel code
-    "quickhull",                // recursion
-    "quicksort",                // recursion
-    "recursion",                // recursion
-    "higher_order",             // recursion
-    "loops",                    // a loop inside parallel code
-    "E0409_resource_exhausted", // recursion
-];
-
-fn stem(path: &std::path::Path) -> String {
-    path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string()
-}
-
 #[test]
 fn cpu_executor_matches_the_interpreter_on_samples_and_feature_programs() {
     let mut failures = Vec::new();
     let mut ran = 0;
     for program in common::weft_programs(&["samples", "compiler/tests/data/run"]) {
-        let name = stem(&program);
         if let Some(why) = differential::unflattened(&program) {
-            if !NOT_FLATTENED_YET.contains(&name.as_str()) {
-                failures.push(format!("{}: not flattened: {why}", program.display()));
-            }
+            failures.push(format!("{}: not flattened: {why}", program.display()));
             continue;
-        }
-        if NOT_FLATTENED_YET.contains(&name.as_str()) {
-            failures.push(format!("{}: flattens now; remove it from NOT_FLATTENED_YET", program.display()));
         }
         let expected = differential::run(Executor::Interp, &program);
         let actual = differential::run(Executor::Cpu, &program);
@@ -73,8 +48,8 @@ fn cpu_executor_matches_the_interpreter_on_samples_and_feature_programs() {
 fn cpu_run_time_errors_have_the_interpreters_code_and_span() {
     let mut failures = Vec::new();
     for path in common::weft_programs(&["compiler/tests/data/errors", "samples/errors"]) {
-        if differential::unflattened(&path).is_some() {
-            assert!(NOT_FLATTENED_YET.contains(&stem(&path).as_str()), "{} does not flatten", path.display());
+        if let Some(why) = differential::unflattened(&path) {
+            failures.push(format!("{}: not flattened: {why}", path.display()));
             continue;
         }
         let text = std::fs::read_to_string(&path).expect("readable");
