@@ -3,7 +3,8 @@
 //! one-element segments and nest three deep; the programs cover comprehensions with filters,
 //! conditionals on sequences, closures, reductions, scans, sorts, slices, indexing from the
 //! end, concatenation, partitioning, equality and ordering, reductions and scans with user
-//! operators, extremes of sequences, and permutes and scatters of sequences of sequences.
+//! operators, extremes of sequences, permutes and scatters of sequences of sequences, loops
+//! inside comprehensions (scalar bodies and bodies with parallel work) and recursion.
 
 mod common;
 
@@ -46,6 +47,11 @@ const PROGRAMS: &[&str] = &[
     "print([min(yss) if len(yss) > 0 else [] for yss in zsss], max(xss) if len(xss) > 0 else [], [argmax(yss) if len(yss) > 0 else -1 for yss in zsss])",
     "print([argmin([(x % 3, -x) for x in xs]) if len(xs) > 0 else -1 for xs in xss], [min([xs, reverse(xs)]) for xs in xss])",
     "print([permute(yss, [len(yss) - 1 - i for i in range(len(yss))]) for yss in zsss], [scatter(xss[:1], [0 for t in xss[:1]], yss) if len(yss) > 0 else yss for yss in zsss], [scatter(yss[:1], [-1], yss) if len(yss) > 0 else yss for yss in zsss])",
+    "def steps(n: i32) -> i32:\n    s = 0\n    while n > 0:\n        s += n\n        n -= 2\n    return s\nprint([[steps(x % 6) for x in xs] for xs in xss])",
+    "def weigh(xs: [i32]) -> i32:\n    t = 0\n    for i, x in zip(indices(xs), xs):\n        t = t * 3 + i * x\n    return t\nprint([weigh(xs) for xs in xss], [[weigh(ys) for ys in yss] for yss in zsss])",
+    "def shrink(xs: [i32]) -> [i32]:\n    while len(xs) > 2:\n        xs = [x + 1 for x in xs[1:] if x != 0]\n    return xs\nprint([shrink(xs) for xs in xss])",
+    "def depth(xs: [i32]) -> i32:\n    if len(xs) < 2:\n        return len(xs)\n    h = len(xs) // 2\n    return max(depth(xs[:h]), depth(xs[h:])) + 1\nprint([depth(xs) for xs in xss], [[depth(ys) for ys in yss] for yss in zsss])",
+    "def qs(xs: [i32]) -> [i32]:\n    if len(xs) < 2:\n        return xs\n    p = xs[0]\n    parts = [qs(part) for part in [[x for x in xs if x < p], [x for x in xs if x > p]]]\n    return concat(concat(parts[0], [x for x in xs if x == p]), parts[1])\nprint([qs(xs) for xs in xss], qs(flatten(xss)))",
 ];
 
 fn literal<T: std::fmt::Debug>(value: &T) -> String {
