@@ -180,7 +180,11 @@ fn main() {
     let mut args = seq(xs.clone());
     args.extend(seq(ys.clone()));
     report("dot product, 10M f32", baseline, &program, &args, runs);
-    let ceiling = |threads| in_pool(threads, runs, || drop(std::hint::black_box(dot_two_pass_rayon(&xs, &ys))));
+    let ceiling = |threads| {
+        in_pool(threads, runs, || {
+            std::hint::black_box(dot_two_pass_rayon(&xs, &ys));
+        })
+    };
     let (one, two) = (ceiling(1), ceiling(2));
     println!(
         "{:<24} hand-written rayon, multiply then sum: 1 thread {:>8.1} ms | 2 threads {:>8.1} ms | 1->2 threads speed-up {:.2}x",

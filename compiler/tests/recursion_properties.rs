@@ -26,7 +26,9 @@ fn run(source: &str, backend: Backend) -> (String, Option<(String, u32)>) {
     let mut host = CapturingHost { stdout: String::new() };
     match driver::run(&db, file, backend, &mut host) {
         Ok(()) => (host.stdout, None),
-        Err(RunError::Runtime(e)) => (host.stdout, Some((e.code.as_str().to_string(), e.range.start().into()))),
+        Err(RunError::Runtime(e)) => {
+            (host.stdout, Some((e.code.as_str().to_string(), e.range.start().into())))
+        }
         Err(RunError::Compile(d)) => panic!("{source}\ndoes not compile on {backend:?}: {d:#?}"),
     }
 }

@@ -50,6 +50,9 @@ pub struct Counters {
     pub host_loop_iterations: u64,
     /// `Call` statements executed.
     pub calls: u64,
+    /// The deepest nesting of calls (the entry function is depth 1): for a flattened recursive
+    /// function, its number of recursion levels (times the calls per level).
+    pub max_call_depth: u64,
     /// Per `Op::name()`: how many ran, and their elements (as `elements` counts them).
     pub per_op: BTreeMap<String, (u64, u64)>,
 }
@@ -213,6 +216,7 @@ impl<'p> Exec<'p, '_> {
             }
         }
         self.depth += 1;
+        self.counters.max_call_depth = self.counters.max_call_depth.max(self.depth as u64);
         let result = crate::ensure_stack(|| self.run_block(f, &mut frame, &f.body));
         self.depth -= 1;
         result

@@ -138,7 +138,13 @@ impl Flattener<'_> {
     /// The two sequences trimmed to `common` elements each, entered as a child context of
     /// element pairs: the child, the pair's values there, and one segment per element of `ctx`
     /// (a single segment in the root).
-    fn enter_pairs(&mut self, xs: &SeqRep, ys: &SeqRep, common: VarId, ctx: CtxId) -> R<(CtxId, Vec<Rep>, Segs)> {
+    fn enter_pairs(
+        &mut self,
+        xs: &SeqRep,
+        ys: &SeqRep,
+        common: VarId,
+        ctx: CtxId,
+    ) -> R<(CtxId, Vec<Rep>, Segs)> {
         // Trimmed sequences are not compact: their elements run past `common`.
         let trimmed = |seq: &SeqRep| SeqRep { lengths: common, compact: false, ..seq.clone() };
         let (a, b) = (trimmed(xs), trimmed(ys));

@@ -180,7 +180,9 @@ impl<'c> Flattener<'c> {
             // Write the running elements' new state and condition back.
             let (current, next) = me.share_elems(&current, &next)?;
             let mut written = Vec::new();
-            for (old, new) in super::prims::top_leaves(&current).into_iter().zip(super::prims::top_leaves(&next)) {
+            for (old, new) in
+                super::prims::top_leaves(&current).into_iter().zip(super::prims::top_leaves(&next))
+            {
                 written.push(me.b.emit("state", Op::Scatter { dst: old, index: running, src: new }));
             }
             let merged = super::prims::rebuild_top(&current, &mut written.into_iter());

@@ -566,7 +566,6 @@ impl<'c> Flattener<'c> {
         result
     }
 
-
     /// `a and b` / `a or b`: a `select` when `b` cannot fail, else a conditional, so that `b`
     /// runs only where Python would run it.
     fn short_circuit(

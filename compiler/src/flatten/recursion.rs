@@ -22,7 +22,12 @@ use super::{Ctx, CtxId, Flattener, Frame, Memo, R, ROOT, Rep, seqs};
 impl<'c> Flattener<'c> {
     /// Calls the lifted version of recursive `callee` for every element of `ctx`, with
     /// `args` (each a value of the given context, `ctx` or an ancestor of it).
-    pub(super) fn call_lifted(&mut self, callee: core::FuncId, args: Vec<(Rep, CtxId)>, ctx: CtxId) -> R<Rep> {
+    pub(super) fn call_lifted(
+        &mut self,
+        callee: core::FuncId,
+        args: Vec<(Rep, CtxId)>,
+        ctx: CtxId,
+    ) -> R<Rep> {
         let id = self.lifted_function(callee)?;
         let function = self.core.function(callee);
         let mut vars = Vec::new();

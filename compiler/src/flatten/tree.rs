@@ -214,7 +214,13 @@ impl<'c> Flattener<'c> {
     }
 
     /// The inclusive scan of every segment, as a collection in the same layout.
-    pub(super) fn tree_scan(&mut self, combiner: &Combiner, ty: &Type, seq: &Segmented, ctx: CtxId) -> R<Rep> {
+    pub(super) fn tree_scan(
+        &mut self,
+        combiner: &Combiner,
+        ty: &Type,
+        seq: &Segmented,
+        ctx: CtxId,
+    ) -> R<Rep> {
         let lengths = seq.segs.lengths;
         let ids = self.b.emit("segment", Op::SegIds { lengths });
         let within = self.b.emit("within", Op::SegIota { lengths });
@@ -258,7 +264,14 @@ impl<'c> Flattener<'c> {
 
     /// `reduce(f, xs, init)` for an operator that is not built in: the tree reduction of
     /// `[init] + xs`, which is `f(init, ...)` of the elements, or `init` when `xs` is empty.
-    pub(super) fn reduce_with(&mut self, callee: &Callee, elem: &Type, xs: &SeqRep, init: &Rep, ctx: CtxId) -> R<Rep> {
+    pub(super) fn reduce_with(
+        &mut self,
+        callee: &Callee,
+        elem: &Type,
+        xs: &SeqRep,
+        init: &Rep,
+        ctx: CtxId,
+    ) -> R<Rep> {
         let seq = self.segmented(xs, ctx);
         let seq = self.prepend(init, seq, ctx)?;
         self.tree_reduce(&Combiner::Call { callee, ctx }, elem, seq, ctx)
@@ -295,7 +308,14 @@ impl<'c> Flattener<'c> {
 
     /// `min`, `max`, `argmin` or `argmax` of a non-empty sequence of any ordered type: a tree
     /// reduction of `(value, position)` pairs that keeps the first extreme one.
-    pub(super) fn extreme_by_tree(&mut self, max: bool, arg: bool, elem: &Type, xs: &SeqRep, ctx: CtxId) -> R<Rep> {
+    pub(super) fn extreme_by_tree(
+        &mut self,
+        max: bool,
+        arg: bool,
+        elem: &Type,
+        xs: &SeqRep,
+        ctx: CtxId,
+    ) -> R<Rep> {
         let seq = self.segmented(xs, ctx);
         let positions = self.b.emit("within", Op::SegIota { lengths: seq.segs.lengths });
         let seq = Segmented { values: Rep::Tuple(vec![seq.values, Rep::Leaf(positions)]), ..seq };

@@ -1,0 +1,255 @@
+//! `cargo bench --bench recursion`: vectorised recursion on the CPU executor, on the targets of
+//! `docs/performance.md`:
+//! - quicksort of 1M `i32` (the sample's), flattened, against `slice::sort_unstable`;
+//! - quickhull of 1M points in a disc (the sample's), against the same recursion written as a
+//!   sequential Rust function;
+//! - one Barnes–Hut step (tree build and force walk, the sample's) on 75K bodies.
+//!
+//! Each line gives the median time, the ratio to the baseline, the recursion levels (the
+//! deepest nesting of lifted calls, or host loop rounds), the flat ops run, and the peak of
+//! memory allocated during the run as a multiple of the input's size (a counting allocator
+//! wraps mimalloc).
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use weft_compiler::cpu::{self, Buffer, Counters, ScalarValue, Value};
+use weft_compiler::interp::data::{random_f32, random_i32};
+use weft_compiler::{Database, SourceFile, driver, flatten, ir};
+
+/// mimalloc, counting the bytes live now and their peak.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { mimalloc::MiMalloc.alloc(layout) };
+        let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(live, Ordering::Relaxed);
+        p
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        unsafe { mimalloc::MiMalloc.dealloc(p, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Runs `f` and gives the most memory it had allocated at once beyond what was live before.
+fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let out = f();
+    (out, PEAK.load(Ordering::Relaxed) - before)
+}
+
+fn median(mut f: impl FnMut(), runs: usize) -> Duration {
+    f();
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[runs / 2]
+}
+
+fn sample(name: &str) -> String {
+    let path = format!("{}/../samples/{name}.weft", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).expect("the sample exists")
+}
+
+/// The sample's text from its first `def` up to `upto`, plus `extra`.
+fn functions(name: &str, upto: &str, extra: &str) -> String {
+    let text = sample(name);
+    let start = text.find("def ").expect("the sample defines functions");
+    let end = text.find(upto).expect("the sample has the marker");
+    format!("{}\n{extra}", &text[start..end])
+}
+
+fn entry(source: &str, name: &str) -> ir::Program {
+    let db = Database::default();
+    let file = SourceFile::new(&db, format!("{name}.weft"), source.to_string());
+    let core = driver::compile(&db, file).expect("the benchmark program compiles");
+    let id = core.functions.iter().position(|f| f.name == name).expect("the entry function exists");
+    flatten::flatten_entry(core, id as u32).expect("the benchmark program flattens")
+}
+
+struct NoHost;
+
+impl weft_compiler::interp::Host for NoHost {
+    fn print(&mut self, _: &str) {}
+    fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
+        Err(std::io::Error::other(format!("no files in benchmarks: {path}")))
+    }
+}
+
+fn call(program: &ir::Program, args: &[Value]) -> (Vec<Value>, Counters) {
+    let mut counters = Counters::default();
+    let out = cpu::call(program, program.main, args.to_vec(), &mut NoHost, &mut counters)
+        .expect("the benchmark runs");
+    (out, counters)
+}
+
+fn report(
+    name: &str,
+    weft: Duration,
+    baseline: Option<(&str, Duration)>,
+    counters: &Counters,
+    peak: usize,
+    input: usize,
+) {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let against = match baseline {
+        Some((what, b)) => format!("{what} {:>8.1} ms | ratio {:>5.2}x", ms(b), ms(weft) / ms(b)),
+        None => "no baseline".to_string(),
+    };
+    println!(
+        "{name:<28} weft {:>8.1} ms | {against} | levels {} | host loop rounds {} | calls {} | flat ops {} | peak memory {:.1}x the input ({:.1} MB)",
+        ms(weft),
+        counters.max_call_depth,
+        counters.host_loop_iterations,
+        counters.calls,
+        counters.vector_ops,
+        peak as f64 / input as f64,
+        peak as f64 / 1e6,
+    );
+}
+
+fn seq_header(n: usize) -> [Value; 2] {
+    [Value::Scalar(ScalarValue::I32(0)), Value::Scalar(ScalarValue::I32(n as i32))]
+}
+
+fn quicksort(runs: usize) {
+    let n = 1_000_000;
+    let xs = random_i32(n, i32::MIN / 2, i32::MAX / 2, 5);
+    let program = entry(
+        &functions(
+            "quicksort",
+            "def is_sorted",
+            "def sort_ints(xs: [i32]) -> [i32]:\n    return quicksort(xs)\n",
+        ),
+        "sort_ints",
+    );
+    let mut args = seq_header(n).to_vec();
+    args.push(Value::Vector(Arc::new(Buffer::I32(xs.clone()))));
+    let ((out, counters), peak) = peak_of(|| call(&program, &args));
+    let mut expected = xs.clone();
+    expected.sort_unstable();
+    match out.last() {
+        Some(Value::Vector(b)) => {
+            assert!(matches!(&**b, Buffer::I32(v) if *v == expected), "quicksort sorts")
+        }
+        _ => panic!("quicksort gives a vector"),
+    }
+    let baseline = median(
+        || {
+            let mut v = xs.clone();
+            v.sort_unstable();
+            std::hint::black_box(v);
+        },
+        runs,
+    );
+    let weft = median(|| drop(std::hint::black_box(call(&program, &args))), runs);
+    report("quicksort, 1M i32", weft, Some(("sort_unstable", baseline)), &counters, peak, n * 4);
+}
+
+type Point = (f32, f32);
+
+fn cross(o: Point, a: Point, b: Point) -> f32 {
+    (a.0 - o.0) * (b.1 - o.1) - (a.1 - o.1) * (b.0 - o.0)
+}
+
+/// The sample's `hull_side`, sequential.
+fn hull_side(points: &[Point], a: Point, b: Point, out: &mut Vec<Point>) {
+    let left: Vec<Point> = points.iter().copied().filter(|&p| cross(a, b, p) > 0.0).collect();
+    if left.is_empty() {
+        out.push(a);
+        return;
+    }
+    let mut far = left[0];
+    for &p in &left[1..] {
+        if cross(a, b, p) > cross(a, b, far) {
+            far = p;
+        }
+    }
+    hull_side(&left, a, far, out);
+    hull_side(&left, far, b, out);
+}
+
+fn quickhull_baseline(points: &[Point]) -> Vec<Point> {
+    let mut leftmost = points[0];
+    let mut rightmost = points[0];
+    for &p in points {
+        if p.0 < leftmost.0 {
+            leftmost = p;
+        }
+        if p.0 > rightmost.0 {
+            rightmost = p;
+        }
+    }
+    let mut out = Vec::new();
+    hull_side(points, leftmost, rightmost, &mut out);
+    hull_side(points, rightmost, leftmost, &mut out);
+    out
+}
+
+fn quickhull(runs: usize) {
+    let n = 1_000_000;
+    let (radii, angles) = (random_f32(n, 11), random_f32(n, 12));
+    let (px, py): (Vec<f32>, Vec<f32>) = radii
+        .iter()
+        .zip(&angles)
+        .map(|(r, t)| (r.sqrt() * (6.283_185_5 * t).cos(), r.sqrt() * (6.283_185_5 * t).sin()))
+        .unzip();
+    let points: Vec<Point> = px.iter().copied().zip(py.iter().copied()).collect();
+    let program = entry(&functions("quickhull", "def area", ""), "quickhull");
+    let mut args = seq_header(n).to_vec();
+    args.push(Value::Vector(Arc::new(Buffer::F32(px))));
+    args.push(Value::Vector(Arc::new(Buffer::F32(py))));
+    let ((out, counters), peak) = peak_of(|| call(&program, &args));
+    let expected = quickhull_baseline(&points);
+    match out.get(1) {
+        Some(Value::Scalar(ScalarValue::I32(len))) => {
+            assert_eq!(*len as usize, expected.len(), "hull sizes agree")
+        }
+        _ => panic!("quickhull gives a sequence"),
+    }
+    let baseline = median(|| drop(std::hint::black_box(quickhull_baseline(&points))), runs);
+    let weft = median(|| drop(std::hint::black_box(call(&program, &args))), runs);
+    report("quickhull, 1M points", weft, Some(("sequential Rust", baseline)), &counters, peak, n * 8);
+}
+
+fn barnes_hut(runs: usize) {
+    let n = 75_000;
+    let text = sample("barnes_hut");
+    let body = text.split("exact = ").next().expect("the sample compares with the direct sum");
+    // Two of 75K random bodies may share a cell at the deepest level, so every body need not
+    // have a leaf of its own.
+    let source = body
+        .replacen("n = 200 ", &format!("n = {n} "), 1)
+        .replace("assert len(leaves) == n, \"every body has a leaf of its own\"", "");
+    let db = Database::default();
+    let file = SourceFile::new(&db, "barnes_hut_75k.weft".to_string(), source);
+    let run = || driver::run_cpu(&db, file, &mut NoHost).expect("the Barnes-Hut step runs");
+    let (counters, peak) = peak_of(run);
+    let weft = median(|| drop(std::hint::black_box(run())), runs);
+    report("Barnes-Hut step, 75K bodies", weft, None, &counters, peak, n * 12);
+}
+
+fn main() {
+    let runs = if std::env::args().any(|a| a == "--quick") { 3 } else { 5 };
+    println!("rayon threads: {}", rayon::current_num_threads());
+    quicksort(runs);
+    quickhull(runs);
+    barnes_hut(runs);
+}
