@@ -76,6 +76,8 @@ fn functions(name: &str, upto: &str, extra: &str) -> String {
     format!("{}\n{extra}", &text[start..end])
 }
 
+/// The flattened entry point `name` of a program (whose top level must call it, so that it is
+/// specialised).
 fn entry(source: &str, name: &str) -> ir::Program {
     let db = Database::default();
     let file = SourceFile::new(&db, format!("{name}.weft"), source.to_string());
@@ -123,6 +125,22 @@ fn report(
         peak as f64 / input as f64,
         peak as f64 / 1e6,
     );
+    println!("{:<28} {}", "", top_ops(counters));
+}
+
+/// The ops that processed the most elements: where the time goes.
+fn top_ops(counters: &Counters) -> String {
+    let mut ops: Vec<(&String, &(u64, u64))> = counters.per_op.iter().collect();
+    ops.sort_by(|a, b| b.1.1.cmp(&a.1.1));
+    let total: u64 = counters.per_op.values().map(|(_, elements)| elements).sum();
+    let top: Vec<String> = ops
+        .iter()
+        .take(8)
+        .map(|(name, (runs, elements))| {
+            format!("{name} {runs}x {:.0}%", 100.0 * *elements as f64 / total as f64)
+        })
+        .collect();
+    format!("{:.0}M elements: {}", total as f64 / 1e6, top.join(", "))
 }
 
 fn seq_header(n: usize) -> [Value; 2] {
@@ -136,7 +154,7 @@ fn quicksort(runs: usize) {
         &functions(
             "quicksort",
             "def is_sorted",
-            "def sort_ints(xs: [i32]) -> [i32]:\n    return quicksort(xs)\n",
+            "def sort_ints(xs: [i32]) -> [i32]:\n    return quicksort(xs)\n\nprint(sort_ints([3, 1, 2]))\n",
         ),
         "sort_ints",
     );
@@ -145,11 +163,13 @@ fn quicksort(runs: usize) {
     let ((out, counters), peak) = peak_of(|| call(&program, &args));
     let mut expected = xs.clone();
     expected.sort_unstable();
-    match out.last() {
-        Some(Value::Vector(b)) => {
-            assert!(matches!(&**b, Buffer::I32(v) if *v == expected), "quicksort sorts")
+    match (&out[0], &out[1], &out[2]) {
+        (Value::Scalar(ScalarValue::I32(offset)), Value::Scalar(ScalarValue::I32(len)), Value::Vector(b)) => {
+            let Buffer::I32(v) = &**b else { panic!("quicksort gives i32") };
+            let (start, len) = (*offset as usize, *len as usize);
+            assert!(v[start..start + len] == expected[..], "quicksort sorts");
         }
-        _ => panic!("quicksort gives a vector"),
+        _ => panic!("quicksort gives a sequence"),
     }
     let baseline = median(
         || {
@@ -212,7 +232,10 @@ fn quickhull(runs: usize) {
         .map(|(r, t)| (r.sqrt() * (6.283_185_5 * t).cos(), r.sqrt() * (6.283_185_5 * t).sin()))
         .unzip();
     let points: Vec<Point> = px.iter().copied().zip(py.iter().copied()).collect();
-    let program = entry(&functions("quickhull", "def area", ""), "quickhull");
+    let program = entry(
+        &functions("quickhull", "def area", "print(quickhull([(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)]))\n"),
+        "quickhull",
+    );
     let mut args = seq_header(n).to_vec();
     args.push(Value::Vector(Arc::new(Buffer::F32(px))));
     args.push(Value::Vector(Arc::new(Buffer::F32(py))));

@@ -8,10 +8,9 @@
 
 mod common;
 
-use common::differential::{CapturingHost, compare};
+use common::differential::{compare, run_source as run};
 use proptest::prelude::*;
-use weft_compiler::driver::{self, Backend, RunError};
-use weft_compiler::{Database, SourceFile};
+use weft_compiler::driver::Backend;
 
 /// Each program reads `xss : [[i32]]` and `zsss : [[[i32]]]`.
 const PROGRAMS: &[&str] = &[
@@ -56,19 +55,6 @@ const PROGRAMS: &[&str] = &[
 
 fn literal<T: std::fmt::Debug>(value: &T) -> String {
     format!("{value:?}")
-}
-
-fn run(source: &str, backend: Backend) -> (String, Option<(String, u32, u32)>) {
-    let db = Database::default();
-    let file = SourceFile::new(&db, "property.weft".to_string(), source.to_string());
-    let mut host = CapturingHost { stdout: String::new() };
-    match driver::run(&db, file, backend, &mut host) {
-        Ok(()) => (host.stdout, None),
-        Err(RunError::Runtime(e)) => {
-            (host.stdout, Some((e.code.as_str().to_string(), e.range.start().into(), e.range.end().into())))
-        }
-        Err(RunError::Compile(d)) => panic!("{source}\ndoes not compile on {backend:?}: {d:#?}"),
-    }
 }
 
 fn nested() -> impl Strategy<Value = (Vec<Vec<i32>>, Vec<Vec<Vec<i32>>>)> {

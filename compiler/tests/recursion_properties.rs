@@ -5,10 +5,9 @@
 
 mod common;
 
-use common::differential::{CapturingHost, compare};
+use common::differential::{compare, run_source as run};
 use proptest::prelude::*;
-use weft_compiler::driver::{self, Backend, RunError};
-use weft_compiler::{Database, SourceFile};
+use weft_compiler::driver::Backend;
 
 /// The functions of `samples/quicksort.weft` and `samples/quickhull.weft`, read from the
 /// samples themselves so that the test follows them.
@@ -18,19 +17,6 @@ fn sample_functions(name: &str, upto: &str) -> String {
     let start = text.find("def ").expect("the sample defines functions");
     let end = text.find(upto).expect("the sample has the marker");
     text[start..end].to_string()
-}
-
-fn run(source: &str, backend: Backend) -> (String, Option<(String, u32)>) {
-    let db = Database::default();
-    let file = SourceFile::new(&db, "property.weft".to_string(), source.to_string());
-    let mut host = CapturingHost { stdout: String::new() };
-    match driver::run(&db, file, backend, &mut host) {
-        Ok(()) => (host.stdout, None),
-        Err(RunError::Runtime(e)) => {
-            (host.stdout, Some((e.code.as_str().to_string(), e.range.start().into())))
-        }
-        Err(RunError::Compile(d)) => panic!("{source}\ndoes not compile on {backend:?}: {d:#?}"),
-    }
 }
 
 /// Runs `source` on both executors and gives the CPU executor's output once they agree.

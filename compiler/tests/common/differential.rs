@@ -107,6 +107,21 @@ fn run_backend(backend: Backend, path: &Path) -> Outcome {
     }
 }
 
+/// Runs program text on a backend: its output, and the code and span of the run-time error it
+/// stopped with. A compile error is a test failure.
+pub fn run_source(source: &str, backend: Backend) -> (String, Option<(String, u32, u32)>) {
+    let db = Database::default();
+    let file = SourceFile::new(&db, "property.weft".to_string(), source.to_string());
+    let mut host = CapturingHost { stdout: String::new() };
+    match driver::run(&db, file, backend, &mut host) {
+        Ok(()) => (host.stdout, None),
+        Err(RunError::Runtime(e)) => {
+            (host.stdout, Some((e.code.as_str().to_string(), e.range.start().into(), e.range.end().into())))
+        }
+        Err(RunError::Compile(d)) => panic!("{source}\ndoes not compile on {backend:?}: {d:#?}"),
+    }
+}
+
 /// Splits output into words, numbers and punctuation.
 pub fn tokens(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
