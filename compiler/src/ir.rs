@@ -121,7 +121,9 @@ impl Block {
             .map(|s| match &s.kind {
                 StmtKind::Op { .. } => 1,
                 StmtKind::If { then, otherwise, .. } => 1 + then.op_count() + otherwise.op_count(),
-                StmtKind::While { cond, body, .. } => 1 + cond.op_count() + body.op_count(),
+                StmtKind::While { cond, body, .. } | StmtKind::ElementLoop { cond, body, .. } => {
+                    1 + cond.op_count() + body.op_count()
+                }
                 StmtKind::Call { .. } | StmtKind::Print { .. } => 1,
             })
             .sum()
@@ -154,6 +156,23 @@ pub enum StmtKind {
     While {
         state: Vec<VarId>,
         init: Vec<VarId>,
+        cond: Block,
+        body: Block,
+        dests: Vec<VarId>,
+    },
+    /// A loop that each of `len` elements runs on its own, sequentially, inside one
+    /// element-wise operation (Copperhead's sequential schedule; one GPU thread's loop). For
+    /// element `i`, `params` take its entries of `inputs` (a scalar input is the same for
+    /// every element) and `state` its entries of `init`; then while `cond` (one `bool` result)
+    /// holds, `state = body`. `dests` (vectors of `len`) take every element's final state.
+    /// `cond` and `body` are scalar code that reads only `params`, `state` and its own
+    /// variables.
+    ElementLoop {
+        len: VarId,
+        inputs: Vec<VarId>,
+        params: Vec<VarId>,
+        init: Vec<VarId>,
+        state: Vec<VarId>,
         cond: Block,
         body: Block,
         dests: Vec<VarId>,
@@ -612,6 +631,22 @@ fn write_block(out: &mut String, function: &Function, block: &Block, depth: usiz
                 let _ = writeln!(out, "{pad}do");
                 write_block(out, function, body, depth + 1);
             }
+            StmtKind::ElementLoop { len, inputs, params, init, state, cond, body, dests } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}({}) = for each of {} sequentially: ({}) = ({}), loop ({}) = ({}) {at}",
+                    vars(function, dests),
+                    vars(function, &[*len]),
+                    vars(function, params),
+                    vars(function, inputs),
+                    vars(function, state),
+                    vars(function, init)
+                );
+                let _ = writeln!(out, "{pad}while");
+                write_block(out, function, cond, depth + 1);
+                let _ = writeln!(out, "{pad}do");
+                write_block(out, function, body, depth + 1);
+            }
             StmtKind::Call { func, args, dests } => {
                 let _ = writeln!(
                     out,
@@ -717,6 +752,19 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// `outer` (a scalar or a vector) holds values of the scalar `inner`'s type.
+    fn same_elem(&self, what: &str, outer: VarId, inner: VarId) -> Result<(), String> {
+        let (o, i) = (self.read(outer)?, self.function.ty(inner));
+        if o.elem != i.elem || i.is_vector() {
+            return Err(format!(
+                "{what}: {} is {o} but {} is {i}",
+                var_name(self.function, outer),
+                var_name(self.function, inner)
+            ));
+        }
+        Ok(())
+    }
+
     fn stmt(&mut self, stmt: &Stmt) -> Result<(), String> {
         match &stmt.kind {
             StmtKind::Op { dest, op } => {
@@ -763,6 +811,43 @@ impl Checker<'_> {
                 self.same_types("loop body", &body.results, state)?;
                 self.same_types("loop result", dests, state)?;
                 dests.iter().for_each(|&d| self.define(d));
+            }
+            StmtKind::ElementLoop { len, inputs, params, init, state, cond, body, dests } => {
+                if self.read(*len)? != IrType::scalar(Scalar::I32) {
+                    return Err("an element loop's length must be a scalar i32".into());
+                }
+                for (&input, &param) in inputs.iter().zip(params) {
+                    self.same_elem("element loop input", input, param)?;
+                }
+                for (&start, &s) in init.iter().zip(state) {
+                    self.same_elem("element loop init", start, s)?;
+                }
+                if inputs.len() != params.len() || init.len() != state.len() || dests.len() != state.len() {
+                    return Err("an element loop's inputs, state and results do not match".into());
+                }
+                // The loop's blocks see only its parameters and state, all scalars.
+                let mut inner = Checker {
+                    program: self.program,
+                    function: self.function,
+                    defined: vec![false; self.function.vars.len()],
+                };
+                params.iter().chain(state).for_each(|&v| inner.define(v));
+                inner.block(cond)?;
+                match cond.results.as_slice() {
+                    [c] if self.function.ty(*c) == IrType::scalar(Scalar::Bool) => {}
+                    _ => return Err("an element loop's condition must give one scalar bool".into()),
+                }
+                inner.block(body)?;
+                inner.same_types("element loop body", &body.results, state)?;
+                if let Some(v) = inner.defined.iter().enumerate().find(|&(v, &d)| d && self.function.vars[v].ty.is_vector()) {
+                    return Err(format!("{} is a vector inside an element loop", var_name(self.function, v.0 as VarId)));
+                }
+                for (&d, &s) in dests.iter().zip(state) {
+                    if self.function.ty(d) != IrType::vector(self.function.ty(s).elem) {
+                        return Err("an element loop's results must be vectors of its state".into());
+                    }
+                    self.define(d);
+                }
             }
             StmtKind::Call { func, args, dests } => {
                 let callee =

@@ -137,3 +137,24 @@ fn free_sequences_are_shared_not_replicated() {
         "work grew by {growth} elements for {rows_growth} more row elements"
     );
 }
+
+#[test]
+fn a_scalar_loop_runs_inside_one_element_wise_step() {
+    let (counters, out) = counted(
+        "def steps(n: i32) -> i32:\n    k = 0\n    while n != 1:\n        n = n // 2 if n % 2 == 0 else 3 * n + 1\n        k += 1\n    return k\nprint(sum([steps(x) for x in range(1, 300)]))\n",
+    );
+    assert_eq!(counters.host_loop_iterations, 0, "no host loop");
+    assert_eq!(counters.element_loop_iterations.to_string(), out.trim(), "every Collatz step ran once");
+}
+
+#[test]
+fn recursion_runs_one_lifted_call_per_level() {
+    // Splitting 1024 distinct values around the middle one takes 10 levels; every level is one
+    // call of `qs` and one of the comprehension's function, for all the level's segments.
+    let (counters, out) = counted(
+        "def qs(xs: [i32]) -> [i32]:\n    if len(xs) < 2:\n        return xs\n    p = xs[len(xs) // 2]\n    parts = [qs(part) for part in [[x for x in xs if x < p], [x for x in xs if x > p]]]\n    return concat(concat(parts[0], [p]), parts[1])\nys = qs([(i * 37) % 1024 for i in range(1024)])\nprint(ys == range(1024))\n",
+    );
+    assert_eq!(out.trim(), "True");
+    assert!(counters.max_call_depth <= 2 * 11 + 2, "{} nested calls", counters.max_call_depth);
+    assert!(counters.calls <= 2 * 11 + 1, "{} calls for 1024 elements", counters.calls);
+}

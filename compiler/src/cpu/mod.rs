@@ -13,6 +13,7 @@
 //! the failing statement's span.
 
 pub mod convert;
+mod element_loop;
 pub mod kernels;
 pub mod value;
 
@@ -50,6 +51,8 @@ pub struct Counters {
     pub host_loop_iterations: u64,
     /// `Call` statements executed.
     pub calls: u64,
+    /// Iterations of element loops, added up over their elements.
+    pub element_loop_iterations: u64,
     /// The deepest nesting of calls (the entry function is depth 1): for a flattened recursive
     /// function, its number of recursion levels (times the calls per level).
     pub max_call_depth: u64,
@@ -123,9 +126,10 @@ impl Liveness {
 fn stmt_dests(stmt: &Stmt) -> Vec<VarId> {
     match &stmt.kind {
         StmtKind::Op { dest, .. } => dest.iter().copied().collect(),
-        StmtKind::If { dests, .. } | StmtKind::While { dests, .. } | StmtKind::Call { dests, .. } => {
-            dests.clone()
-        }
+        StmtKind::If { dests, .. }
+        | StmtKind::While { dests, .. }
+        | StmtKind::ElementLoop { dests, .. }
+        | StmtKind::Call { dests, .. } => dests.clone(),
         StmtKind::Print { .. } => Vec::new(),
     }
 }
@@ -143,6 +147,12 @@ fn stmt_reads(stmt: &Stmt, out: &mut Vec<VarId>) {
             out.extend(init);
             block_reads(cond, out);
             block_reads(body, out);
+        }
+        // Its blocks read only its own parameters and state.
+        StmtKind::ElementLoop { len, inputs, init, .. } => {
+            out.push(*len);
+            out.extend(inputs);
+            out.extend(init);
         }
         StmtKind::Call { args, .. } => out.extend(args),
         StmtKind::Print { items } => {
@@ -287,6 +297,19 @@ impl<'p> Exec<'p, '_> {
                     current = self.run_block(f, frame, body)?;
                 }
                 assign(frame, dests, current, span)?;
+            }
+            StmtKind::ElementLoop { len, inputs, params, init, state, cond, body, dests } => {
+                let n = match get(frame, *len, span)? {
+                    Value::Scalar(ScalarValue::I32(n)) => usize::try_from(n).unwrap_or(0),
+                    _ => return Err(internal_at("an element loop's length is not a scalar i32", span)),
+                };
+                let inputs = inputs.iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;
+                let init = init.iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;
+                let looped = element_loop::Loop { params, state, cond, body, vars: f.vars.len() };
+                let (results, iterations) = looped.run(n, &inputs, &init)?;
+                self.counters.element_loop_iterations += iterations;
+                self.counters.ops_run += 1;
+                assign(frame, dests, results, span)?;
             }
             StmtKind::Call { func, args, dests } => {
                 let values = args.iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;

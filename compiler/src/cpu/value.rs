@@ -105,6 +105,25 @@ impl Buffer {
         }
     }
 
+    /// The scalars, all of type `ty`, as a buffer (a scalar of another type is a bug and
+    /// becomes the type's zero).
+    pub fn from_scalars(ty: Scalar, values: &[ScalarValue]) -> Buffer {
+        macro_rules! collect {
+            ($variant:ident, $zero:expr) => {
+                Buffer::$variant(
+                    values.iter().map(|v| if let ScalarValue::$variant(x) = v { *x } else { $zero }).collect(),
+                )
+            };
+        }
+        match ty {
+            Scalar::Bool => collect!(Bool, false),
+            Scalar::I32 => collect!(I32, 0),
+            Scalar::I64 => collect!(I64, 0),
+            Scalar::F32 => collect!(F32, 0.0),
+            Scalar::F64 => collect!(F64, 0.0),
+        }
+    }
+
     /// An empty buffer of element type `ty`.
     pub fn empty(ty: Scalar) -> Buffer {
         match ty {

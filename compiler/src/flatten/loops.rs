@@ -6,11 +6,11 @@
 //! them, writes their new state back and evaluates their condition again, until no element is
 //! active. A body with nested parallel work is flattened as in any other context.
 
-use crate::core::{self, BinaryOp, ExprId, Pattern};
-use crate::ir::{Op, ReduceOp, StmtKind, VarId};
+use crate::core::{self, BinaryOp, Expr, ExprId, Pattern};
+use crate::ir::{self, IrType, Op, ReduceOp, StmtKind, VarId};
 use crate::types::{Scalar, Type};
 
-use super::{CtxId, Flattener, R, ROOT, Rep, seqs};
+use super::{CtxId, Flattener, R, ROOT, Rep, is_scalar_data, seqs};
 
 impl<'c> Flattener<'c> {
     #[allow(clippy::too_many_arguments)]
@@ -138,6 +138,9 @@ impl<'c> Flattener<'c> {
     ) -> R<Rep> {
         let ty = func.ty(id).clone();
         let init = self.expr(init, ctx)?;
+        if let Some(done) = self.element_loop(func, &ty, state, &init, cond, body, ctx)? {
+            return Ok(done);
+        }
         let mut holds = |me: &mut Self, current: &Rep, here: CtxId| {
             me.bind(state, current.clone(), here)?;
             me.expr(cond, here)?.leaf().ok_or_else(|| me.bug("a non-scalar loop condition"))
@@ -147,6 +150,137 @@ impl<'c> Flattener<'c> {
             me.expr(body, here)
         };
         self.lifted_loop(&ty, init, ctx, &mut holds, &mut step)
+    }
+
+    /// A `while` loop whose state is numbers and tuples and whose condition and body are scalar
+    /// code (no sequences, no recursion, no inner loop) runs as one `ElementLoop`: every
+    /// element loops on its own inside one element-wise step, as a GPU thread would. Its free
+    /// variables become the loop's inputs. `None` when the loop is not scalar.
+    #[allow(clippy::too_many_arguments)]
+    fn element_loop(
+        &mut self,
+        func: &'c core::Function,
+        ty: &Type,
+        state: &Pattern,
+        init: &Rep,
+        cond: ExprId,
+        body: ExprId,
+        ctx: CtxId,
+    ) -> R<Option<Rep>> {
+        let mut reads = Vec::new();
+        if !is_scalar_data(ty) || !self.scalar_code(func, cond, &mut reads) || !self.scalar_code(func, body, &mut reads)
+        {
+            return Ok(None);
+        }
+        reads.sort_unstable();
+        reads.dedup();
+        // Each free variable is read in the loop through scalar parameters, one per leaf.
+        let mut inputs = Vec::new();
+        let mut params = Vec::new();
+        let mut outer = Vec::new();
+        for v in reads {
+            let Some((rep, from)) = self.frame().vars[v as usize].clone() else { continue };
+            let rep = self.lift(&rep, from, ctx);
+            let Some(local) = self.scalar_params(&rep, &mut inputs, &mut params) else {
+                return Ok(None);
+            };
+            let frame = self.frames.last_mut().expect("a frame is active");
+            outer.push((v, frame.vars[v as usize].replace((local, ROOT))));
+        }
+        let init_vars = self.canonical(init, ty, ctx);
+        let state_vars: Vec<VarId> =
+            ir::layout(ty, false).into_iter().map(|t| self.b.var("state", t)).collect();
+        let bind_state = |me: &mut Self| {
+            let current = seqs::from_layout(ty, &mut state_vars.iter().copied());
+            me.bind(state, current, ROOT)
+        };
+        let cond = self.nested_block(|me| {
+            bind_state(me)?;
+            let c = me.expr(cond, ROOT)?.leaf().ok_or_else(|| me.bug("a non-scalar loop condition"))?;
+            Ok(vec![c])
+        });
+        let body = self.nested_block(|me| {
+            bind_state(me)?;
+            let next = me.expr(body, ROOT)?;
+            Ok(me.canonical(&next, ty, ROOT))
+        });
+        let frame = self.frames.last_mut().expect("a frame is active");
+        for (v, binding) in outer {
+            frame.vars[v as usize] = binding;
+        }
+        let (cond, body) = (cond?, body?);
+        let dests: Vec<VarId> = ir::layout(ty, true).into_iter().map(|t| self.b.var("state", t)).collect();
+        let len = self.size(ctx);
+        self.b.push(StmtKind::ElementLoop {
+            len,
+            inputs,
+            params,
+            init: init_vars,
+            state: state_vars,
+            cond,
+            body,
+            dests: dests.clone(),
+        });
+        Ok(Some(seqs::from_layout(ty, &mut dests.into_iter())))
+    }
+
+    /// `rep` (numbers and tuples) with each leaf replaced by a scalar parameter, the leaf
+    /// becoming an input; `None` if it holds a sequence.
+    fn scalar_params(&mut self, rep: &Rep, inputs: &mut Vec<VarId>, params: &mut Vec<VarId>) -> Option<Rep> {
+        Some(match rep {
+            Rep::Leaf(v) => {
+                let info = self.b.vars[*v as usize].clone();
+                let param = self.b.var(&info.name, IrType::scalar(info.ty.elem));
+                inputs.push(*v);
+                params.push(param);
+                Rep::Leaf(param)
+            }
+            Rep::Tuple(items) => {
+                Rep::Tuple(items.iter().map(|r| self.scalar_params(r, inputs, params)).collect::<Option<_>>()?)
+            }
+            Rep::Seq(_) => return None,
+        })
+    }
+
+    /// Whether `e` is scalar code: numbers and tuples only, through operators, conditionals,
+    /// lets, scalar prelude functions and calls of non-recursive functions that are scalar
+    /// code too. Pushes the variables of `func` it reads.
+    fn scalar_code(&self, func: &core::Function, e: ExprId, reads: &mut Vec<core::VarId>) -> bool {
+        use core::Prim::*;
+        if !is_scalar_data(func.ty(e)) {
+            return false;
+        }
+        let all = |items: &[ExprId], reads: &mut Vec<core::VarId>| items.iter().all(|&x| self.scalar_code(func, x, reads));
+        match func.expr(e) {
+            Expr::Literal(_) => true,
+            Expr::Var(v) => {
+                reads.push(*v);
+                true
+            }
+            Expr::Tuple(items) => all(items, reads),
+            Expr::TupleGet(t, _) => all(&[*t], reads),
+            Expr::Unary { operand, .. } => all(&[*operand], reads),
+            Expr::Binary { lhs, rhs, .. } => all(&[*lhs, *rhs], reads),
+            Expr::And(a, b) | Expr::Or(a, b) => all(&[*a, *b], reads),
+            Expr::If { cond, then, otherwise } => all(&[*cond, *then, *otherwise], reads),
+            Expr::Let { value, body, .. } => all(&[*value, *body], reads),
+            Expr::Assert { cond, .. } => all(&[*cond], reads),
+            Expr::Prim { prim, args, funcs } => {
+                funcs.is_empty()
+                    && matches!(
+                        prim,
+                        Abs | Sqrt | Exp | Log | Sin | Cos | Tan | Atan2 | Erf | Floor | Ceil | Min2 | Max2 | Pow | Cast(_)
+                    )
+                    && all(args, reads)
+            }
+            Expr::Call { func: callee, args } => {
+                let callee_fn = self.core.function(*callee);
+                !self.recursive[*callee as usize]
+                    && all(args, reads)
+                    && self.scalar_code(callee_fn, callee_fn.body, &mut Vec::new())
+            }
+            _ => false,
+        }
     }
 
     /// Runs every element of `ctx` from state `init` (of type `ty`) while `holds` for it,

@@ -21,7 +21,7 @@ fn op_names(program: &ir::Program) -> Vec<String> {
                     walk(then, out);
                     walk(otherwise, out);
                 }
-                StmtKind::While { cond, body, .. } => {
+                StmtKind::While { cond, body, .. } | StmtKind::ElementLoop { cond, body, .. } => {
                     walk(cond, out);
                     walk(body, out);
                 }
@@ -34,6 +34,61 @@ fn op_names(program: &ir::Program) -> Vec<String> {
         walk(&f.body, &mut out);
     }
     out
+}
+
+/// How many host loops, element loops and calls a program holds, nested blocks included.
+fn control(program: &ir::Program) -> (usize, usize, usize) {
+    fn walk(block: &ir::Block, out: &mut (usize, usize, usize)) {
+        for stmt in &block.stmts {
+            match &stmt.kind {
+                StmtKind::If { then, otherwise, .. } => {
+                    walk(then, out);
+                    walk(otherwise, out);
+                }
+                StmtKind::While { cond, body, .. } => {
+                    out.0 += 1;
+                    walk(cond, out);
+                    walk(body, out);
+                }
+                StmtKind::ElementLoop { .. } => out.1 += 1,
+                StmtKind::Call { .. } => out.2 += 1,
+                StmtKind::Op { .. } | StmtKind::Print { .. } => {}
+            }
+        }
+    }
+    let mut out = (0, 0, 0);
+    for f in &program.functions {
+        walk(&f.body, &mut out);
+    }
+    out
+}
+
+#[test]
+fn a_scalar_loop_inside_parallel_code_is_one_element_loop() {
+    let program = flat(
+        "def steps(n: i32) -> i32:\n    k = 0\n    while n != 1:\n        n = n // 2 if n % 2 == 0 else 3 * n + 1\n        k += 1\n    return k\nprint([steps(x) for x in [1, 6, 27]])\n",
+    );
+    assert_eq!(control(&program), (0, 1, 0), "{program}");
+}
+
+#[test]
+fn a_loop_with_parallel_work_inside_parallel_code_is_a_host_loop_over_the_running_elements() {
+    let program = flat(
+        "def shrink(xs: [i32]) -> [i32]:\n    while len(xs) > 2:\n        xs = [x + 1 for x in xs[1:]]\n    return xs\nprint([shrink(xs) for xs in [[1, 2, 3], [4]]])\n",
+    );
+    assert_eq!(control(&program), (1, 0, 0), "{program}");
+    assert!(op_names(&program).iter().any(|op| op == "pack"), "the running elements are packed");
+}
+
+#[test]
+fn a_recursive_function_is_one_lifted_function() {
+    let program = flat(
+        "def depth(xs: [i32]) -> i32:\n    if len(xs) < 2:\n        return 0\n    h = len(xs) // 2\n    return max(depth(xs[:h]), depth(xs[h:])) + 1\nprint(depth([1, 2, 3, 4, 5]))\n",
+    );
+    let names: Vec<&str> = program.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["main", "depth^"]);
+    // One call from the top level, two recursive ones, each behind its emptiness test.
+    assert_eq!(control(&program), (0, 0, 3), "{program}");
 }
 
 #[test]
