@@ -8,7 +8,7 @@
 //! speed-up. Inputs are made before timing, with the prelude's own random generator.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -16,7 +16,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use weft_compiler::cpu::{self, Buffer, ScalarValue, Value};
 use weft_compiler::interp::data::random_f32;
 use weft_compiler::interp::ops::erf_f32;
-use weft_compiler::{Database, SourceFile, driver, flatten, ir};
+use weft_compiler::ir;
+
+mod common;
+use common::{NoHost, entry, median};
 
 const DOT: &str = "\
 def dot(xs: [f32], ys: [f32]) -> f32:
@@ -46,15 +49,6 @@ def price_all(spots: [f32], strikes: [f32], times: [f32]) -> [(f32, f32)]:
 print(price_all([100.0], [100.0], [1.0]))
 ";
 
-/// The flattened entry point `name` of a program.
-fn entry(source: &str, name: &str) -> ir::Program {
-    let db = Database::default();
-    let file = SourceFile::new(&db, format!("{name}.weft"), source.to_string());
-    let core = driver::compile(&db, file).expect("the benchmark program compiles");
-    let id = core.functions.iter().position(|f| f.name == name).expect("the entry function exists");
-    flatten::flatten_entry(core, id as u32).expect("the benchmark program flattens")
-}
-
 /// A host sequence of `f32`, laid out as the IR passes it: offset, length, data.
 fn seq(data: Vec<f32>) -> Vec<Value> {
     let n = data.len() as i32;
@@ -63,28 +57,6 @@ fn seq(data: Vec<f32>) -> Vec<Value> {
         Value::Scalar(ScalarValue::I32(n)),
         Value::Vector(Arc::new(Buffer::F32(data))),
     ]
-}
-
-struct NoHost;
-
-impl weft_compiler::interp::Host for NoHost {
-    fn print(&mut self, _: &str) {}
-    fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
-        Err(std::io::Error::other(format!("no files in benchmarks: {path}")))
-    }
-}
-
-fn median(mut f: impl FnMut(), runs: usize) -> Duration {
-    f(); // warm up: page in the inputs and the pools
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[runs / 2]
 }
 
 fn weft_time(program: &ir::Program, args: &[Value], threads: Option<usize>, runs: usize) -> Duration {

@@ -13,11 +13,14 @@
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use weft_compiler::cpu::{self, Buffer, Counters, ScalarValue, Value};
 use weft_compiler::interp::data::{random_f32, random_i32};
-use weft_compiler::{Database, SourceFile, driver, flatten, ir};
+use weft_compiler::{Database, SourceFile, driver, ir};
+
+mod common;
+use common::{NoHost, entry, median};
 
 /// mimalloc, counting the bytes live now and their peak.
 struct Counting;
@@ -50,19 +53,6 @@ fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (out, PEAK.load(Ordering::Relaxed) - before)
 }
 
-fn median(mut f: impl FnMut(), runs: usize) -> Duration {
-    f();
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[runs / 2]
-}
-
 fn sample(name: &str) -> String {
     let path = format!("{}/../samples/{name}.weft", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).expect("the sample exists")
@@ -74,25 +64,6 @@ fn functions(name: &str, upto: &str, extra: &str) -> String {
     let start = text.find("def ").expect("the sample defines functions");
     let end = text.find(upto).expect("the sample has the marker");
     format!("{}\n{extra}", &text[start..end])
-}
-
-/// The flattened entry point `name` of a program (whose top level must call it, so that it is
-/// specialised).
-fn entry(source: &str, name: &str) -> ir::Program {
-    let db = Database::default();
-    let file = SourceFile::new(&db, format!("{name}.weft"), source.to_string());
-    let core = driver::compile(&db, file).expect("the benchmark program compiles");
-    let id = core.functions.iter().position(|f| f.name == name).expect("the entry function exists");
-    flatten::flatten_entry(core, id as u32).expect("the benchmark program flattens")
-}
-
-struct NoHost;
-
-impl weft_compiler::interp::Host for NoHost {
-    fn print(&mut self, _: &str) {}
-    fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
-        Err(std::io::Error::other(format!("no files in benchmarks: {path}")))
-    }
 }
 
 fn call(program: &ir::Program, args: &[Value]) -> (Vec<Value>, Counters) {
@@ -131,7 +102,7 @@ fn report(
 /// The ops that processed the most elements: where the time goes.
 fn top_ops(counters: &Counters) -> String {
     let mut ops: Vec<(&String, &(u64, u64))> = counters.per_op.iter().collect();
-    ops.sort_by(|a, b| b.1.1.cmp(&a.1.1));
+    ops.sort_by_key(|op| std::cmp::Reverse(op.1.1));
     let total: u64 = counters.per_op.values().map(|(_, elements)| elements).sum();
     let top: Vec<String> = ops
         .iter()

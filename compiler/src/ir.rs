@@ -619,22 +619,17 @@ fn write_block(out: &mut String, function: &Function, block: &Block, depth: usiz
                 write_block(out, function, otherwise, depth + 1);
             }
             StmtKind::While { state, init, cond, body, dests } => {
-                let _ = writeln!(
-                    out,
-                    "{pad}({}) = loop ({}) = ({}) {at}",
+                let head = format!(
+                    "({}) = loop ({}) = ({})",
                     vars(function, dests),
                     vars(function, state),
                     vars(function, init)
                 );
-                let _ = writeln!(out, "{pad}while");
-                write_block(out, function, cond, depth + 1);
-                let _ = writeln!(out, "{pad}do");
-                write_block(out, function, body, depth + 1);
+                write_loop(out, function, &head, &at, cond, body, depth);
             }
             StmtKind::ElementLoop { len, inputs, params, init, state, cond, body, dests } => {
-                let _ = writeln!(
-                    out,
-                    "{pad}({}) = for each of {} sequentially: ({}) = ({}), loop ({}) = ({}) {at}",
+                let head = format!(
+                    "({}) = for each of {} sequentially: ({}) = ({}), loop ({}) = ({})",
                     vars(function, dests),
                     vars(function, &[*len]),
                     vars(function, params),
@@ -642,10 +637,7 @@ fn write_block(out: &mut String, function: &Function, block: &Block, depth: usiz
                     vars(function, state),
                     vars(function, init)
                 );
-                let _ = writeln!(out, "{pad}while");
-                write_block(out, function, cond, depth + 1);
-                let _ = writeln!(out, "{pad}do");
-                write_block(out, function, body, depth + 1);
+                write_loop(out, function, &head, &at, cond, body, depth);
             }
             StmtKind::Call { func, args, dests } => {
                 let _ = writeln!(
@@ -668,6 +660,23 @@ fn write_block(out: &mut String, function: &Function, block: &Block, depth: usiz
         }
     }
     let _ = writeln!(out, "{pad}=> ({})", vars(function, &block.results));
+}
+
+fn write_loop(
+    out: &mut String,
+    function: &Function,
+    head: &str,
+    at: &str,
+    cond: &Block,
+    body: &Block,
+    depth: usize,
+) {
+    let pad = "  ".repeat(depth);
+    let _ = writeln!(out, "{pad}{head} {at}");
+    let _ = writeln!(out, "{pad}while");
+    write_block(out, function, cond, depth + 1);
+    let _ = writeln!(out, "{pad}do");
+    write_block(out, function, body, depth + 1);
 }
 
 fn op_text(function: &Function, op: &Op) -> String {
@@ -839,8 +848,10 @@ impl Checker<'_> {
                 }
                 inner.block(body)?;
                 inner.same_types("element loop body", &body.results, state)?;
-                if let Some(v) = inner.defined.iter().enumerate().find(|&(v, &d)| d && self.function.vars[v].ty.is_vector()) {
-                    return Err(format!("{} is a vector inside an element loop", var_name(self.function, v.0 as VarId)));
+                let vector = (0..self.function.vars.len() as VarId)
+                    .find(|&v| inner.defined[v as usize] && self.function.ty(v).is_vector());
+                if let Some(v) = vector {
+                    return Err(format!("{} is a vector inside an element loop", var_name(self.function, v)));
                 }
                 for (&d, &s) in dests.iter().zip(state) {
                     if self.function.ty(d) != IrType::vector(self.function.ty(s).elem) {

@@ -40,14 +40,23 @@ impl Loop<'_> {
             }
         }
         let types = init.iter().map(Value::ty);
-        let results = columns.iter().zip(types).map(|(c, ty)| Value::vector(Buffer::from_scalars(ty, c))).collect();
+        let results =
+            columns.iter().zip(types).map(|(c, ty)| Value::vector(Buffer::from_scalars(ty, c))).collect();
         Ok((results, iterations))
     }
 
-    fn element(&self, frame: &mut Frame, i: usize, inputs: &[Value], init: &[Value]) -> R<(Vec<ScalarValue>, u64)> {
+    fn element(
+        &self,
+        frame: &mut Frame,
+        i: usize,
+        inputs: &[Value],
+        init: &[Value],
+    ) -> R<(Vec<ScalarValue>, u64)> {
         let entry = |v: &Value| match v {
             Value::Scalar(s) => Ok(*s),
-            Value::Vector(b) => b.get(i).ok_or_else(|| internal_at("an element loop input is too short", span_of(self.cond))),
+            Value::Vector(b) => {
+                b.get(i).ok_or_else(|| internal_at("an element loop input is too short", span_of(self.cond)))
+            }
         };
         for (&p, input) in self.params.iter().zip(inputs) {
             frame[p as usize] = Some(entry(input)?);
@@ -61,7 +70,12 @@ impl Loop<'_> {
             match self.block(frame, self.cond)?.as_slice() {
                 [ScalarValue::Bool(true)] => {}
                 [ScalarValue::Bool(false)] => return Ok((state, iterations)),
-                _ => return Err(internal_at("an element loop condition that is not a bool", span_of(self.cond))),
+                _ => {
+                    return Err(internal_at(
+                        "an element loop condition that is not a bool",
+                        span_of(self.cond),
+                    ));
+                }
             }
             state = self.block(frame, self.body)?;
             iterations += 1;
@@ -70,7 +84,8 @@ impl Loop<'_> {
 
     fn block(&self, frame: &mut Frame, block: &Block) -> R<Vec<ScalarValue>> {
         let read = |frame: &Frame, v: VarId| {
-            frame[v as usize].ok_or_else(|| internal_at(format!("%{v} is read before it is set"), span_of(block)))
+            frame[v as usize]
+                .ok_or_else(|| internal_at(format!("%{v} is read before it is set"), span_of(block)))
         };
         for stmt in &block.stmts {
             match &stmt.kind {
@@ -83,7 +98,12 @@ impl Loop<'_> {
                     match (dest, kernels::run_op(op, &args).map_err(|e| at(e, stmt.span))?) {
                         (Some(d), Some(Value::Scalar(s))) => frame[*d as usize] = Some(s),
                         (None, None) => {}
-                        _ => return Err(internal_at(format!("{} inside an element loop", op.name()), stmt.span)),
+                        _ => {
+                            return Err(internal_at(
+                                format!("{} inside an element loop", op.name()),
+                                stmt.span,
+                            ));
+                        }
                     }
                 }
                 StmtKind::If { cond, then, otherwise, dests } => {

@@ -111,7 +111,10 @@ impl Buffer {
         macro_rules! collect {
             ($variant:ident, $zero:expr) => {
                 Buffer::$variant(
-                    values.iter().map(|v| if let ScalarValue::$variant(x) = v { *x } else { $zero }).collect(),
+                    values
+                        .iter()
+                        .map(|v| if let ScalarValue::$variant(x) = v { *x } else { $zero })
+                        .collect(),
                 )
             };
         }

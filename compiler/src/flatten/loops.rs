@@ -168,7 +168,9 @@ impl<'c> Flattener<'c> {
         ctx: CtxId,
     ) -> R<Option<Rep>> {
         let mut reads = Vec::new();
-        if !is_scalar_data(ty) || !self.scalar_code(func, cond, &mut reads) || !self.scalar_code(func, body, &mut reads)
+        if !is_scalar_data(ty)
+            || !self.scalar_code(func, cond, &mut reads)
+            || !self.scalar_code(func, body, &mut reads)
         {
             return Ok(None);
         }
@@ -235,9 +237,9 @@ impl<'c> Flattener<'c> {
                 params.push(param);
                 Rep::Leaf(param)
             }
-            Rep::Tuple(items) => {
-                Rep::Tuple(items.iter().map(|r| self.scalar_params(r, inputs, params)).collect::<Option<_>>()?)
-            }
+            Rep::Tuple(items) => Rep::Tuple(
+                items.iter().map(|r| self.scalar_params(r, inputs, params)).collect::<Option<_>>()?,
+            ),
             Rep::Seq(_) => return None,
         })
     }
@@ -250,7 +252,9 @@ impl<'c> Flattener<'c> {
         if !is_scalar_data(func.ty(e)) {
             return false;
         }
-        let all = |items: &[ExprId], reads: &mut Vec<core::VarId>| items.iter().all(|&x| self.scalar_code(func, x, reads));
+        let all = |items: &[ExprId], reads: &mut Vec<core::VarId>| {
+            items.iter().all(|&x| self.scalar_code(func, x, reads))
+        };
         match func.expr(e) {
             Expr::Literal(_) => true,
             Expr::Var(v) => {
@@ -269,7 +273,20 @@ impl<'c> Flattener<'c> {
                 funcs.is_empty()
                     && matches!(
                         prim,
-                        Abs | Sqrt | Exp | Log | Sin | Cos | Tan | Atan2 | Erf | Floor | Ceil | Min2 | Max2 | Pow | Cast(_)
+                        Abs | Sqrt
+                            | Exp
+                            | Log
+                            | Sin
+                            | Cos
+                            | Tan
+                            | Atan2
+                            | Erf
+                            | Floor
+                            | Ceil
+                            | Min2
+                            | Max2
+                            | Pow
+                            | Cast(_)
                     )
                     && all(args, reads)
             }

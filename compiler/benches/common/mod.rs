@@ -1,0 +1,40 @@
+//! Helpers the executor benchmarks share: timing, flattening an entry function, a silent host.
+
+use std::time::{Duration, Instant};
+
+use weft_compiler::{Database, SourceFile, driver, flatten, ir};
+
+/// The median of `runs` timed calls of `f`, after one warm-up call (pages in the inputs and the
+/// thread pools).
+pub fn median(mut f: impl FnMut(), runs: usize) -> Duration {
+    f();
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[runs / 2]
+}
+
+/// The flattened entry point `name` of a program (whose top level must call it, so that it is
+/// specialised).
+pub fn entry(source: &str, name: &str) -> ir::Program {
+    let db = Database::default();
+    let file = SourceFile::new(&db, format!("{name}.weft"), source.to_string());
+    let core = driver::compile(&db, file).expect("the benchmark program compiles");
+    let id = core.functions.iter().position(|f| f.name == name).expect("the entry function exists");
+    flatten::flatten_entry(core, id as u32).expect("the benchmark program flattens")
+}
+
+/// Prints nothing and reads no files.
+pub struct NoHost;
+
+impl weft_compiler::interp::Host for NoHost {
+    fn print(&mut self, _: &str) {}
+    fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
+        Err(std::io::Error::other(format!("no files in benchmarks: {path}")))
+    }
+}
