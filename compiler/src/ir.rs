@@ -70,6 +70,32 @@ pub struct Program {
     pub functions: Vec<Function>,
     /// The function that runs the top-level statements (no parameters, no results).
     pub main: FuncId,
+    /// How each loop and recursive call inside parallel code runs, by source span: the record
+    /// the fusion views show.
+    pub schedules: Vec<(TextRange, Schedule)>,
+}
+
+/// How a nested construct runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Schedule {
+    /// A loop with scalar state: sequentially inside each element (`ElementLoop`), Copperhead's
+    /// sequential schedule.
+    SequentialInEachElement,
+    /// A loop with parallel work: host rounds, each over the elements still running, flat.
+    RoundsOverRunningElements,
+    /// A recursive call: one call of the lifted function per recursion level, for all of the
+    /// level's elements, flat.
+    OneCallPerLevel,
+}
+
+impl Schedule {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Schedule::SequentialInEachElement => "loop, sequential inside each element",
+            Schedule::RoundsOverRunningElements => "loop, flat rounds over the elements still running",
+            Schedule::OneCallPerLevel => "recursion, flat, one call per level",
+        }
+    }
 }
 
 impl Program {
@@ -587,6 +613,18 @@ impl fmt::Display for Program {
             let mut out = String::new();
             write_block(&mut out, function, &function.body, 1);
             f.write_str(&out)?;
+        }
+        if !self.schedules.is_empty() {
+            writeln!(f, "\nschedules:")?;
+            for (span, schedule) in &self.schedules {
+                writeln!(
+                    f,
+                    "  @{}..{} {}",
+                    u32::from(span.start()),
+                    u32::from(span.end()),
+                    schedule.describe()
+                )?;
+            }
         }
         Ok(())
     }

@@ -87,7 +87,7 @@ impl B {
 }
 
 fn program(functions: Vec<Function>) -> Program {
-    let p = Program { main: 0, functions };
+    let p = Program { main: 0, functions, schedules: vec![] };
     crate::ir::check(&p, "test").expect("a well-formed test program");
     p
 }

@@ -94,6 +94,7 @@ impl<'c> Flattener<'c> {
         body: ExprId,
         ctx: CtxId,
     ) -> R<Rep> {
+        self.schedule(ir::Schedule::RoundsOverRunningElements);
         let ty = func.ty(id).clone();
         let init = self.expr(init, ctx)?;
         let seq = self.expr(seq, ctx)?;
@@ -139,8 +140,10 @@ impl<'c> Flattener<'c> {
         let ty = func.ty(id).clone();
         let init = self.expr(init, ctx)?;
         if let Some(done) = self.element_loop(func, &ty, state, &init, cond, body, ctx)? {
+            self.schedule(ir::Schedule::SequentialInEachElement);
             return Ok(done);
         }
+        self.schedule(ir::Schedule::RoundsOverRunningElements);
         let mut holds = |me: &mut Self, current: &Rep, here: CtxId| {
             me.bind(state, current.clone(), here)?;
             me.expr(cond, here)?.leaf().ok_or_else(|| me.bug("a non-scalar loop condition"))

@@ -185,6 +185,8 @@ struct Flattener<'c> {
     functions: Vec<Option<ir::Function>>,
     /// The lifted IR function of each recursive core function met so far.
     lifted_ids: FxHashMap<core::FuncId, ir::FuncId>,
+    /// How each nested loop and recursive call got to run.
+    schedules: Vec<(TextRange, ir::Schedule)>,
 }
 
 type R<T> = Result<T, Diagnostic>;
@@ -201,6 +203,7 @@ impl<'c> Flattener<'c> {
             recursive: recursive_functions(core),
             functions: vec![None],
             lifted_ids: FxHashMap::default(),
+            schedules: Vec::new(),
         }
     }
 
@@ -208,7 +211,10 @@ impl<'c> Flattener<'c> {
     fn program(self, entry: ir::Function) -> Result<ir::Program, Diagnostic> {
         let mut functions = vec![entry];
         functions.extend(self.functions.into_iter().skip(1).flatten());
-        let program = ir::Program { functions, main: 0 };
+        let mut schedules = self.schedules;
+        schedules.sort_by_key(|(span, schedule)| (span.start(), span.end(), *schedule));
+        schedules.dedup();
+        let program = ir::Program { functions, main: 0, schedules };
         debug_check(&program)?;
         Ok(program)
     }
@@ -388,6 +394,10 @@ impl<'c> Flattener<'c> {
         };
         self.memo = memo;
         result.map(|()| block)
+    }
+
+    fn schedule(&mut self, schedule: ir::Schedule) {
+        self.schedules.push((self.b.span, schedule));
     }
 
     fn unsupported(&self, span: TextRange, what: &str) -> Diagnostic {

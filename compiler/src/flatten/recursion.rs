@@ -45,6 +45,7 @@ impl<'c> Flattener<'c> {
             Ok(dests)
         };
         let results = if self.lifted(ctx) {
+            self.schedule(ir::Schedule::OneCallPerLevel);
             // The emptiness test that ends the recursion.
             let zero = self.b.i32(0);
             let any = self.b.binary(core::BinaryOp::Gt, size, zero);

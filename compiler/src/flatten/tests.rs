@@ -69,6 +69,8 @@ fn a_scalar_loop_inside_parallel_code_is_one_element_loop() {
         "def steps(n: i32) -> i32:\n    k = 0\n    while n != 1:\n        n = n // 2 if n % 2 == 0 else 3 * n + 1\n        k += 1\n    return k\nprint([steps(x) for x in [1, 6, 27]])\n",
     );
     assert_eq!(control(&program), (0, 1, 0), "{program}");
+    let schedules: Vec<ir::Schedule> = program.schedules.iter().map(|(_, s)| *s).collect();
+    assert_eq!(schedules, [ir::Schedule::SequentialInEachElement]);
 }
 
 #[test]
@@ -78,6 +80,8 @@ fn a_loop_with_parallel_work_inside_parallel_code_is_a_host_loop_over_the_runnin
     );
     assert_eq!(control(&program), (1, 0, 0), "{program}");
     assert!(op_names(&program).iter().any(|op| op == "pack"), "the running elements are packed");
+    let schedules: Vec<ir::Schedule> = program.schedules.iter().map(|(_, s)| *s).collect();
+    assert_eq!(schedules, [ir::Schedule::RoundsOverRunningElements]);
 }
 
 #[test]
@@ -89,6 +93,12 @@ fn a_recursive_function_is_one_lifted_function() {
     assert_eq!(names, ["main", "depth^"]);
     // One call from the top level, two recursive ones, each behind its emptiness test.
     assert_eq!(control(&program), (0, 0, 3), "{program}");
+    let schedules: Vec<ir::Schedule> = program.schedules.iter().map(|(_, s)| *s).collect();
+    assert_eq!(schedules, [ir::Schedule::OneCallPerLevel, ir::Schedule::OneCallPerLevel]);
+    assert!(
+        program.to_string().contains("recursion, flat, one call per level"),
+        "`weft ir` shows the record"
+    );
 }
 
 #[test]
