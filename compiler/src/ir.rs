@@ -879,6 +879,9 @@ impl Checker<'_> {
                     defined: vec![false; self.function.vars.len()],
                 };
                 params.iter().chain(state).for_each(|&v| inner.define(v));
+                if !scalar_code(cond) || !scalar_code(body) {
+                    return Err("an element loop holds a loop, call or print".into());
+                }
                 inner.block(cond)?;
                 match cond.results.as_slice() {
                     [c] if self.function.ty(*c) == IrType::scalar(Scalar::Bool) => {}
@@ -925,6 +928,15 @@ impl Checker<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether a block holds only ops and conditionals: what an element loop can run.
+fn scalar_code(block: &Block) -> bool {
+    block.stmts.iter().all(|stmt| match &stmt.kind {
+        StmtKind::Op { .. } => true,
+        StmtKind::If { then, otherwise, .. } => scalar_code(then) && scalar_code(otherwise),
+        _ => false,
+    })
 }
 
 fn var_name(function: &Function, id: VarId) -> String {

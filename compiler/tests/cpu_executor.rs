@@ -8,7 +8,7 @@
 mod common;
 
 use common::differential::{self, CapturingHost, Executor, compare};
-use weft_compiler::driver::{self, RunError};
+use weft_compiler::driver::{self, Backend, RunError};
 use weft_compiler::line_index::LineIndex;
 use weft_compiler::{Database, SourceFile};
 
@@ -158,4 +158,33 @@ fn recursion_runs_one_lifted_call_per_level() {
     assert_eq!(out.trim(), "True");
     assert!(counters.max_call_depth <= 2 * 11 + 2, "{} nested calls", counters.max_call_depth);
     assert!(counters.calls <= 2 * 11 + 1, "{} calls for 1024 elements", counters.calls);
+}
+
+/// Programs that once went wrong on the cpu executor, each against the interpreter.
+#[test]
+fn past_mistakes_stay_fixed() {
+    let programs = [
+        // `exclusive_scan` never applies the operator to the last element.
+        "def pick(a: i32, b: i32) -> i32:\n    assert b >= 0\n    return max(a, b)\nprint(exclusive_scan(pick, 0, [3, 1, -1]), [exclusive_scan(pick, 1, xs) for xs in [[], [4], [2, 9, 1]]])\n",
+        // A uniform compact sequence permuted or scattered per element.
+        "xs = [10, 20]\nprint([permute(xs, p) for p in [[1, 0], [0, 1]]])\nd = [1, 2, 3]\nprint([scatter([9], [i], d) for i in [0, 1]])\n",
+        "print(max([[i] for i in range(2000)]), argmin([[i % 7, i] for i in range(300)]))\n",
+    ];
+    for source in programs {
+        let (expected, expected_error) = common::differential::run_source(source, Backend::Interp);
+        let (actual, actual_error) = common::differential::run_source(source, Backend::Cpu);
+        assert_eq!(expected_error, actual_error, "{source}");
+        assert_eq!(expected, actual, "{source}");
+    }
+}
+
+#[test]
+fn loop_rounds_over_one_collection_do_not_copy_it() {
+    // Each round's `xs[1:]` points into the same elements; merging it back must not append a
+    // copy of them (which doubled the elements every round).
+    let (counters, out) = counted(
+        "def last(xs: [i32]) -> i32:\n    while len(xs) > 1:\n        xs = xs[1:]\n    return xs[0]\nprint([last([i for i in range(16)]) for t in [0, 1]])\n",
+    );
+    assert_eq!(out.trim(), "[15, 15]");
+    assert!(counters.elements < 20_000, "{} elements for 16 rounds over 32 values", counters.elements);
 }

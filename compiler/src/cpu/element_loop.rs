@@ -2,7 +2,10 @@
 //! elements in parallel with rayon. Each op of the loop's blocks runs on scalars through the
 //! same kernels as the vector ops, so results and run-time errors are the same.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use rayon::prelude::*;
+use rowan::TextRange;
 
 use crate::ir::{Block, StmtKind, VarId};
 
@@ -26,9 +29,21 @@ impl Loop<'_> {
     /// Runs `n` elements: their final states as vectors, and the iterations run in all. The
     /// first failing element, in element order, gives the error.
     pub fn run(&self, n: usize, inputs: &[Value], init: &[Value]) -> R<(Vec<Value>, u64)> {
+        // The first failing element so far: later elements stop, so that one that would never
+        // end cannot hang a program the interpreter stops with an earlier element's error.
+        let first_failure = AtomicUsize::new(usize::MAX);
         let outcomes: Vec<R<(Vec<ScalarValue>, u64)>> = (0..n)
             .into_par_iter()
-            .map_init(|| vec![None; self.vars], |frame, i| self.element(frame, i, inputs, init))
+            .map_init(
+                || vec![None; self.vars],
+                |frame, i| {
+                    let outcome = self.element(frame, i, inputs, init, &first_failure);
+                    if outcome.is_err() {
+                        first_failure.fetch_min(i, Ordering::Relaxed);
+                    }
+                    outcome
+                },
+            )
             .collect();
         let mut columns: Vec<Vec<ScalarValue>> = vec![Vec::with_capacity(n); self.state.len()];
         let mut iterations = 0;
@@ -51,31 +66,32 @@ impl Loop<'_> {
         i: usize,
         inputs: &[Value],
         init: &[Value],
+        first_failure: &AtomicUsize,
     ) -> R<(Vec<ScalarValue>, u64)> {
+        let span = span_of(self.cond);
         let entry = |v: &Value| match v {
             Value::Scalar(s) => Ok(*s),
             Value::Vector(b) => {
-                b.get(i).ok_or_else(|| internal_at("an element loop input is too short", span_of(self.cond)))
+                b.get(i).ok_or_else(|| internal_at("an element loop input is too short", span))
             }
         };
         for (&p, input) in self.params.iter().zip(inputs) {
-            frame[p as usize] = Some(entry(input)?);
+            set(frame, p, entry(input)?, span)?;
         }
         let mut state = init.iter().map(entry).collect::<R<Vec<_>>>()?;
         let mut iterations = 0;
         loop {
+            if first_failure.load(Ordering::Relaxed) < i {
+                // Never used: an earlier element's error stops the program.
+                return Ok((state, iterations));
+            }
             for (&s, &value) in self.state.iter().zip(&state) {
-                frame[s as usize] = Some(value);
+                set(frame, s, value, span)?;
             }
             match self.block(frame, self.cond)?.as_slice() {
                 [ScalarValue::Bool(true)] => {}
                 [ScalarValue::Bool(false)] => return Ok((state, iterations)),
-                _ => {
-                    return Err(internal_at(
-                        "an element loop condition that is not a bool",
-                        span_of(self.cond),
-                    ));
-                }
+                _ => return Err(internal_at("an element loop condition that is not a bool", span)),
             }
             state = self.block(frame, self.body)?;
             iterations += 1;
@@ -84,7 +100,10 @@ impl Loop<'_> {
 
     fn block(&self, frame: &mut Frame, block: &Block) -> R<Vec<ScalarValue>> {
         let read = |frame: &Frame, v: VarId| {
-            frame[v as usize]
+            frame
+                .get(v as usize)
+                .copied()
+                .flatten()
                 .ok_or_else(|| internal_at(format!("%{v} is read before it is set"), span_of(block)))
         };
         for stmt in &block.stmts {
@@ -96,7 +115,7 @@ impl Loop<'_> {
                         .map(|&v| read(frame, v).map(Value::Scalar))
                         .collect::<R<Vec<_>>>()?;
                     match (dest, kernels::run_op(op, &args).map_err(|e| at(e, stmt.span))?) {
-                        (Some(d), Some(Value::Scalar(s))) => frame[*d as usize] = Some(s),
+                        (Some(d), Some(Value::Scalar(s))) => set(frame, *d, s, stmt.span)?,
                         (None, None) => {}
                         _ => {
                             return Err(internal_at(
@@ -113,7 +132,7 @@ impl Loop<'_> {
                     };
                     let results = self.block(frame, if taken { then } else { otherwise })?;
                     for (&d, value) in dests.iter().zip(results) {
-                        frame[d as usize] = Some(value);
+                        set(frame, d, value, stmt.span)?;
                     }
                 }
                 _ => return Err(internal_at("a host statement inside an element loop", stmt.span)),
@@ -123,6 +142,16 @@ impl Loop<'_> {
     }
 }
 
-fn span_of(block: &Block) -> rowan::TextRange {
+fn set(frame: &mut Frame, v: VarId, value: ScalarValue, span: TextRange) -> R<()> {
+    match frame.get_mut(v as usize) {
+        Some(slot) => {
+            *slot = Some(value);
+            Ok(())
+        }
+        None => Err(internal_at(format!("%{v} does not exist"), span)),
+    }
+}
+
+fn span_of(block: &Block) -> TextRange {
     block.stmts.first().map(|s| s.span).unwrap_or_default()
 }

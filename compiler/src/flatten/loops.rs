@@ -182,16 +182,18 @@ impl<'c> Flattener<'c> {
         // Each free variable is read in the loop through scalar parameters, one per leaf.
         let mut inputs = Vec::new();
         let mut params = Vec::new();
-        let mut outer = Vec::new();
+        let mut locals = Vec::new();
         for v in reads {
             let Some((rep, from)) = self.frame().vars[v as usize].clone() else { continue };
             let rep = self.lift(&rep, from, ctx);
             let Some(local) = self.scalar_params(&rep, &mut inputs, &mut params) else {
                 return Ok(None);
             };
-            let frame = self.frames.last_mut().expect("a frame is active");
-            outer.push((v, frame.vars[v as usize].replace((local, ROOT))));
+            locals.push((v, local));
         }
+        let frame = self.frames.last_mut().expect("a frame is active");
+        let outer: Vec<_> =
+            locals.into_iter().map(|(v, local)| (v, frame.vars[v as usize].replace((local, ROOT)))).collect();
         let init_vars = self.canonical(init, ty, ctx);
         let state_vars: Vec<VarId> =
             ir::layout(ty, false).into_iter().map(|t| self.b.var("state", t)).collect();

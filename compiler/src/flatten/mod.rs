@@ -18,8 +18,12 @@
 //! - Calls of non-recursive functions are inlined, so every function used inside a parallel
 //!   context is lifted at its call site, with uniform arguments kept uniform.
 //!
-//! What is not flattened yet (recursion, loops inside parallel code) stops with E0408 and a
-//! label at the construct; the interpreter runs those programs.
+//! - A recursive function gets one lifted IR function, called once per recursion level for all
+//!   the elements of that level (`recursion`); loops inside parallel code run per element
+//!   (`loops`).
+//!
+//! What is not flattened (loading a file inside parallel code) stops with E0408 and a label at
+//! the construct; the interpreter runs those programs.
 
 mod builder;
 mod compare;

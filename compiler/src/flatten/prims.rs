@@ -546,7 +546,7 @@ impl<'c> Flattener<'c> {
 
     fn flatten_seq(&mut self, xss: &SeqRep, ctx: CtxId) -> R<Rep> {
         let (segs, single) = self.segs(xss, ctx, true);
-        let (middle, _) = self.segment_elems(xss, segs);
+        let (middle, _) = self.segment_elems(xss, segs, single);
         let inner = middle.seq().ok_or_else(|| self.bug("flatten of a flat sequence"))?;
         let middle_offsets = self.b.offsets_of(segs.lengths);
         let totals = self.b.emit(
@@ -558,7 +558,7 @@ impl<'c> Flattener<'c> {
             },
         );
         let inner_segs = Segs { offsets: inner.offsets, lengths: inner.lengths };
-        let (data, _) = self.segment_elems(&inner, inner_segs);
+        let (data, _) = self.segment_elems(&inner, inner_segs, false);
         if single {
             let zero = self.b.i32(0);
             let total = self.unseg(totals, true);
@@ -586,7 +586,7 @@ impl<'c> Flattener<'c> {
         let keep =
             [src, idx, dst].iter().all(|s| !self.b.is_vector(s.offsets) && !self.b.is_vector(s.lengths));
         let (dsegs, single) = self.segs(dst, ctx, keep);
-        let (copy, _) = self.segment_elems(dst, dsegs);
+        let (copy, _) = self.segment_elems(dst, dsegs, single);
         let out_offsets = self.b.offsets_of(dsegs.lengths);
         let copied =
             SeqRep { offsets: out_offsets, lengths: dsegs.lengths, elems: copy.clone(), compact: true };
@@ -630,8 +630,8 @@ impl<'c> Flattener<'c> {
             && !self.b.is_vector(idx.offsets);
         let (xsegs, single) = self.segs(xs, ctx, keep);
         let (isegs, _) = self.segs(idx, ctx, keep);
-        let (values, _) = self.segment_elems(xs, xsegs);
-        let (index, ids) = self.segment_elems(idx, isegs);
+        let (values, _) = self.segment_elems(xs, xsegs, single);
+        let (index, ids) = self.segment_elems(idx, isegs, single);
         let index = index.leaf().ok_or_else(|| self.bug("a non-integer permutation"))?;
         let out_offsets = self.b.offsets_of(xsegs.lengths);
         self.b
@@ -661,7 +661,7 @@ impl<'c> Flattener<'c> {
         let keep = [xs, lens].iter().all(|s| !self.b.is_vector(s.offsets) && !self.b.is_vector(s.lengths));
         let (xsegs, single) = self.segs(xs, ctx, keep);
         let (lsegs, _) = self.segs(lens, ctx, keep);
-        let (inner_lengths, ids) = self.segment_elems(lens, lsegs);
+        let (inner_lengths, ids) = self.segment_elems(lens, lsegs, single);
         let inner_lengths = inner_lengths.leaf().ok_or_else(|| self.bug("partition lengths"))?;
         let inner_lengths = self.b.cast(Scalar::I32, inner_lengths);
         let compact_offsets = self.b.offsets_of(lsegs.lengths);

@@ -108,6 +108,19 @@ impl Flattener<'_> {
     /// Each sequence's offsets, shifted by the sizes of the element collections before it, and
     /// the concatenation of their element collections.
     fn shifted_offsets(&mut self, seqs: &[SeqRep]) -> R<(Vec<VarId>, Rep)> {
+        // Sequences that already point into one collection (a slice of a sequence, a value
+        // picked from a collection) keep it: copying it again would grow it at every round of
+        // a loop.
+        let vars = |seq: &SeqRep| {
+            let mut out = Vec::new();
+            push_vars(&seq.elems, &mut out);
+            out
+        };
+        if let Some((first, rest)) = seqs.split_first()
+            && rest.iter().all(|seq| vars(seq) == vars(first))
+        {
+            return Ok((seqs.iter().map(|seq| seq.offsets).collect(), first.elems.clone()));
+        }
         let mut offsets = Vec::new();
         let mut base: Option<VarId> = None;
         for seq in seqs {
@@ -420,10 +433,12 @@ impl Flattener<'_> {
     }
 
     /// The elements of every segment, one segment after another, with each element's segment
-    /// number: what a child context over these segments runs on.
-    pub(super) fn segment_elems(&mut self, seq: &SeqRep, segs: Segs) -> (Rep, VarId) {
+    /// number: what a child context over these segments runs on. `single` says `segs` is the
+    /// sequence's one segment; otherwise a uniform sequence forced per element repeats its
+    /// elements in every segment, even when it is compact.
+    pub(super) fn segment_elems(&mut self, seq: &SeqRep, segs: Segs, single: bool) -> (Rep, VarId) {
         let ids = self.b.emit("segment", Op::SegIds { lengths: segs.lengths });
-        if seq.compact {
+        if seq.compact && (single || self.b.is_vector(seq.offsets)) {
             return (seq.elems.clone(), ids);
         }
         let starts = self.b.gather(segs.offsets, ids);
@@ -471,10 +486,7 @@ impl Flattener<'_> {
         for seq in seqs {
             let (segs, _) = self.segs(seq, ctx, false);
             let segs = Segs { offsets: segs.offsets, lengths: first_segs.lengths };
-            let (e, seg_ids) = self.segment_elems(
-                &SeqRep { compact: seq.compact && self.b.is_vector(seq.offsets), ..seq.clone() },
-                segs,
-            );
+            let (e, seg_ids) = self.segment_elems(seq, segs, false);
             ids.get_or_insert(seg_ids);
             elems.push(e);
         }

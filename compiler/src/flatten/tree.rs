@@ -39,9 +39,7 @@ pub(super) struct Segmented {
 impl<'c> Flattener<'c> {
     pub(super) fn segmented(&mut self, xs: &SeqRep, ctx: CtxId) -> Segmented {
         let (segs, single) = self.segs(xs, ctx, false);
-        // A uniform sequence forced per element repeats its elements in every segment.
-        let compact = xs.compact && (single || self.b.is_vector(xs.offsets));
-        let (values, _) = self.segment_elems(&SeqRep { compact, ..xs.clone() }, segs);
+        let (values, _) = self.segment_elems(xs, segs, single);
         let offsets = self.b.offsets_of(segs.lengths);
         Segmented { segs: Segs { offsets, lengths: segs.lengths }, single, values }
     }
@@ -278,7 +276,8 @@ impl<'c> Flattener<'c> {
     }
 
     /// `scan(f, xs)` or `exclusive_scan(f, init, xs)` for an operator that is not built in.
-    /// The exclusive scan is the inclusive scan of `[init] + xs` without its last element.
+    /// The exclusive scan is the inclusive scan of `[init] + xs[:-1]` (the operator never sees
+    /// the last element, as in the interpreter), cut to the length of `xs`.
     pub(super) fn scan_with(
         &mut self,
         callee: &Callee,
@@ -288,22 +287,25 @@ impl<'c> Flattener<'c> {
         ctx: CtxId,
     ) -> R<Rep> {
         let seq = self.segmented(xs, ctx);
-        let seq = match init {
-            Some(init) => self.prepend(init, seq, ctx)?,
-            None => seq,
-        };
-        let scanned = self.tree_scan(&Combiner::Call { callee, ctx }, elem, &seq, ctx)?;
-        if init.is_none() {
+        let combiner = Combiner::Call { callee, ctx };
+        let Some(init) = init else {
+            let scanned = self.tree_scan(&combiner, elem, &seq, ctx)?;
             return Ok(self.segmented_result(scanned, seq.segs.lengths, seq.single));
-        }
-        let one = self.b.i32(1);
-        let lengths = self.b.sub(seq.segs.lengths, one);
+        };
+        let lengths = seq.segs.lengths;
+        let (zero, one) = (self.b.i32(0), self.b.i32(1));
+        let but_last = self.b.sub(lengths, one);
+        let but_last = self.b.emit("t", Op::Math(MathFn::Max, vec![but_last, zero]));
+        let trimmed = Segmented { segs: Segs { offsets: seq.segs.offsets, lengths: but_last }, ..seq };
+        let with_init = self.prepend(init, trimmed, ctx)?;
+        let scanned = self.tree_scan(&combiner, elem, &with_init, ctx)?;
+        // An empty `xs` gives `[]`, not `[init]`.
         let ids = self.b.emit("segment", Op::SegIds { lengths });
         let within = self.b.emit("within", Op::SegIota { lengths });
-        let start = self.b.gather(seq.segs.offsets, ids);
+        let start = self.b.gather(with_init.segs.offsets, ids);
         let positions = self.b.add(start, within);
         let values = self.gather_coll(&scanned, positions);
-        Ok(self.segmented_result(values, lengths, seq.single))
+        Ok(self.segmented_result(values, lengths, with_init.single))
     }
 
     /// `min`, `max`, `argmin` or `argmax` of a non-empty sequence of any ordered type: a tree
