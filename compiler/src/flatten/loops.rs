@@ -10,7 +10,7 @@ use crate::core::{self, BinaryOp, Expr, ExprId, Pattern};
 use crate::ir::{self, IrType, Op, ReduceOp, StmtKind, VarId};
 use crate::types::{Scalar, Type};
 
-use super::{CtxId, Flattener, R, ROOT, Rep, is_scalar_data, seqs};
+use super::{CtxId, Flattener, R, ROOT, Rep, is_scalar_data, is_scalar_math, seqs};
 
 impl<'c> Flattener<'c> {
     #[allow(clippy::too_many_arguments)]
@@ -253,7 +253,6 @@ impl<'c> Flattener<'c> {
     /// lets, scalar prelude functions and calls of non-recursive functions that are scalar
     /// code too. Pushes the variables of `func` it reads.
     fn scalar_code(&self, func: &core::Function, e: ExprId, reads: &mut Vec<core::VarId>) -> bool {
-        use core::Prim::*;
         if !is_scalar_data(func.ty(e)) {
             return false;
         }
@@ -276,23 +275,7 @@ impl<'c> Flattener<'c> {
             Expr::Assert { cond, .. } => all(&[*cond], reads),
             Expr::Prim { prim, args, funcs } => {
                 funcs.is_empty()
-                    && matches!(
-                        prim,
-                        Abs | Sqrt
-                            | Exp
-                            | Log
-                            | Sin
-                            | Cos
-                            | Tan
-                            | Atan2
-                            | Erf
-                            | Floor
-                            | Ceil
-                            | Min2
-                            | Max2
-                            | Pow
-                            | Cast(_)
-                    )
+                    && (is_scalar_math(prim) || matches!(prim, core::Prim::Pow))
                     && all(args, reads)
             }
             Expr::Call { func: callee, args } => {

@@ -745,30 +745,22 @@ fn is_safe(func: &core::Function, id: ExprId) -> bool {
         Expr::If { cond, then, otherwise } => safe(*cond) && safe(*then) && safe(*otherwise),
         Expr::Let { value, body, .. } => safe(*value) && safe(*body),
         Expr::Prim { prim, args, funcs } => {
-            use core::Prim::*;
             funcs.is_empty()
-                && matches!(
-                    prim,
-                    Abs | Sqrt
-                        | Exp
-                        | Log
-                        | Sin
-                        | Cos
-                        | Tan
-                        | Atan2
-                        | Erf
-                        | Floor
-                        | Ceil
-                        | Min2
-                        | Max2
-                        | Cast(_)
-                        | Len
-                )
+                && (is_scalar_math(prim) || matches!(prim, core::Prim::Len))
                 && args.iter().all(|&a| safe(a))
-                && args.iter().all(|&a| !matches!(func.ty(a), Type::Seq(_)) || matches!(prim, Len))
+                && args.iter().all(|&a| !matches!(func.ty(a), Type::Seq(_)) || matches!(prim, core::Prim::Len))
         }
         _ => false,
     }
+}
+
+/// The prelude's functions from numbers to numbers that cannot fail.
+fn is_scalar_math(prim: &core::Prim) -> bool {
+    use core::Prim::*;
+    matches!(
+        prim,
+        Abs | Sqrt | Exp | Log | Sin | Cos | Tan | Atan2 | Erf | Floor | Ceil | Min2 | Max2 | Cast(_)
+    )
 }
 
 /// Whether `op` on operands of type `s` can stop the program: integer division and modulo by
