@@ -748,7 +748,9 @@ fn is_safe(func: &core::Function, id: ExprId) -> bool {
             funcs.is_empty()
                 && (is_scalar_math(prim) || matches!(prim, core::Prim::Len))
                 && args.iter().all(|&a| safe(a))
-                && args.iter().all(|&a| !matches!(func.ty(a), Type::Seq(_)) || matches!(prim, core::Prim::Len))
+                && args
+                    .iter()
+                    .all(|&a| !matches!(func.ty(a), Type::Seq(_)) || matches!(prim, core::Prim::Len))
         }
         _ => false,
     }
