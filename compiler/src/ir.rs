@@ -799,6 +799,17 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// A loop's condition (one scalar `bool`) and body (the next `state`).
+    fn loop_blocks(&mut self, cond: &Block, body: &Block, state: &[VarId]) -> Result<(), String> {
+        self.block(cond)?;
+        match cond.results.as_slice() {
+            [c] if self.function.ty(*c) == IrType::scalar(Scalar::Bool) => {}
+            _ => return Err("a loop condition must give one scalar bool".into()),
+        }
+        self.block(body)?;
+        self.same_types("loop body", &body.results, state)
+    }
+
     /// `outer` (a scalar or a vector) holds values of the scalar `inner`'s type.
     fn same_elem(&self, what: &str, outer: VarId, inner: VarId) -> Result<(), String> {
         let (o, i) = (self.read(outer)?, self.function.ty(inner));
@@ -849,13 +860,7 @@ impl Checker<'_> {
                 }
                 self.same_types("loop init", init, state)?;
                 state.iter().for_each(|&s| self.define(s));
-                self.block(cond)?;
-                match cond.results.as_slice() {
-                    [c] if self.function.ty(*c) == IrType::scalar(Scalar::Bool) => {}
-                    _ => return Err("a loop condition must give one scalar bool".into()),
-                }
-                self.block(body)?;
-                self.same_types("loop body", &body.results, state)?;
+                self.loop_blocks(cond, body, state)?;
                 self.same_types("loop result", dests, state)?;
                 dests.iter().for_each(|&d| self.define(d));
             }
@@ -882,13 +887,7 @@ impl Checker<'_> {
                 if !scalar_code(cond) || !scalar_code(body) {
                     return Err("an element loop holds a loop, call or print".into());
                 }
-                inner.block(cond)?;
-                match cond.results.as_slice() {
-                    [c] if self.function.ty(*c) == IrType::scalar(Scalar::Bool) => {}
-                    _ => return Err("an element loop's condition must give one scalar bool".into()),
-                }
-                inner.block(body)?;
-                inner.same_types("element loop body", &body.results, state)?;
+                inner.loop_blocks(cond, body, state)?;
                 let vector = (0..self.function.vars.len() as VarId)
                     .find(|&v| inner.defined[v as usize] && self.function.ty(v).is_vector());
                 if let Some(v) = vector {

@@ -13,11 +13,11 @@
 //! associative operator (docs/language.md).
 
 use crate::core::{BinaryOp, Callee};
-use crate::ir::{MathFn, Op, ReduceOp, Segs, StmtKind, VarId};
+use crate::ir::{MathFn, Op, ReduceOp, Segs, VarId};
 use crate::types::Type;
 
 use super::compare::Order;
-use super::{CtxId, Flattener, R, Rep, SeqRep, seqs};
+use super::{CtxId, Flattener, R, Rep, SeqRep};
 
 /// How a round combines two values of a collection, the earlier one first.
 pub(super) enum Combiner<'a> {
@@ -117,39 +117,6 @@ impl<'c> Flattener<'c> {
     /// The context of `count` pairs, each belonging to the segment `segment_of` names.
     fn pairs_ctx(&mut self, count: VarId, segment_of: VarId, single: bool, ctx: CtxId) -> CtxId {
         self.new_ctx(ctx, count, (!single).then_some(segment_of))
-    }
-
-    /// A host loop over `values` (a collection of `ty`) and `extra` scalars or vectors;
-    /// `cond` and `round` see the current state and give the condition and the next state.
-    pub(super) fn rounds(
-        &mut self,
-        ty: &Type,
-        values: &Rep,
-        extra: Vec<VarId>,
-        cond: impl FnOnce(&mut Self, &[VarId]) -> R<VarId>,
-        round: impl FnOnce(&mut Self, Rep, &[VarId]) -> R<(Rep, Vec<VarId>)>,
-    ) -> R<(Rep, Vec<VarId>)> {
-        let mut init = Vec::new();
-        seqs::push_vars(values, &mut init);
-        let count = init.len();
-        init.extend(extra);
-        let state = self.fresh_like(&init);
-        let cond = self.nested_block(|me| Ok(vec![cond(me, &state[count..])?]))?;
-        let body = self.nested_block(|me| {
-            let current = seqs::from_layout(ty, &mut state[..count].iter().copied());
-            let (next, extra) = round(me, current, &state[count..])?;
-            let mut vars = Vec::new();
-            seqs::push_vars(&next, &mut vars);
-            if vars.len() != count {
-                me.b.record_bug("a round changed the layout of its values".to_string());
-            }
-            vars.extend(extra);
-            Ok(vars)
-        })?;
-        let dests = self.fresh_like(&init);
-        self.b.push(StmtKind::While { state, init, cond, body, dests: dests.clone() });
-        let values = seqs::from_layout(ty, &mut dests[..count].iter().copied());
-        Ok((values, dests[count..].to_vec()))
     }
 
     /// Reduces every segment (non-empty) to its first value combined with all the others:
