@@ -191,11 +191,13 @@ pub enum StmtKind {
     /// element `i`, `params` take its entries of `inputs` (a scalar input is the same for
     /// every element) and `state` its entries of `init`; then while `cond` (one `bool` result)
     /// holds, `state = body`. `dests` (vectors of `len`) take every element's final state.
-    /// `cond` and `body` are scalar code that reads only `params`, `state` and its own
-    /// variables.
+    /// `cond` and `body` are scalar code that reads only `params`, `state`, its own
+    /// variables and, through `gather` with a scalar index, the whole vectors in `shared`
+    /// (the elements of the sequences the loop walks).
     ElementLoop {
         len: VarId,
         inputs: Vec<VarId>,
+        shared: Vec<VarId>,
         params: Vec<VarId>,
         init: Vec<VarId>,
         state: Vec<VarId>,
@@ -665,9 +667,14 @@ fn write_block(out: &mut String, function: &Function, block: &Block, depth: usiz
                 );
                 write_loop(out, function, &head, &at, cond, body, depth);
             }
-            StmtKind::ElementLoop { len, inputs, params, init, state, cond, body, dests } => {
+            StmtKind::ElementLoop { len, inputs, shared, params, init, state, cond, body, dests } => {
+                let reading = if shared.is_empty() {
+                    String::new()
+                } else {
+                    format!(" reading ({}),", vars(function, shared))
+                };
                 let head = format!(
-                    "({}) = for each of {} sequentially: ({}) = ({}), loop ({}) = ({})",
+                    "({}) = for each of {} sequentially:{reading} ({}) = ({}), loop ({}) = ({})",
                     vars(function, dests),
                     vars(function, &[*len]),
                     vars(function, params),
@@ -864,7 +871,7 @@ impl Checker<'_> {
                 self.same_types("loop result", dests, state)?;
                 dests.iter().for_each(|&d| self.define(d));
             }
-            StmtKind::ElementLoop { len, inputs, params, init, state, cond, body, dests } => {
+            StmtKind::ElementLoop { len, inputs, shared, params, init, state, cond, body, dests } => {
                 if self.read(*len)? != IrType::scalar(Scalar::I32) {
                     return Err("an element loop's length must be a scalar i32".into());
                 }
@@ -877,19 +884,29 @@ impl Checker<'_> {
                 if inputs.len() != params.len() || init.len() != state.len() || dests.len() != state.len() {
                     return Err("an element loop's inputs, state and results do not match".into());
                 }
-                // The loop's blocks see only its parameters and state, all scalars.
+                for &v in shared {
+                    if !self.read(v)?.is_vector() {
+                        return Err(format!(
+                            "{} is shared by an element loop but not a vector",
+                            var_name(self.function, v)
+                        ));
+                    }
+                }
+                // The loop's blocks see only its parameters and state, all scalars, and the
+                // shared vectors, which they only index.
                 let mut inner = Checker {
                     program: self.program,
                     function: self.function,
                     defined: vec![false; self.function.vars.len()],
                 };
-                params.iter().chain(state).for_each(|&v| inner.define(v));
-                if !scalar_code(cond) || !scalar_code(body) {
-                    return Err("an element loop holds a loop, call or print".into());
+                params.iter().chain(state).chain(shared).for_each(|&v| inner.define(v));
+                if !scalar_code(cond, shared) || !scalar_code(body, shared) {
+                    return Err("an element loop holds a loop, call or print, or uses a shared vector other than as a gather's source".into());
                 }
                 inner.loop_blocks(cond, body, state)?;
-                let vector = (0..self.function.vars.len() as VarId)
-                    .find(|&v| inner.defined[v as usize] && self.function.ty(v).is_vector());
+                let vector = (0..self.function.vars.len() as VarId).find(|&v| {
+                    inner.defined[v as usize] && self.function.ty(v).is_vector() && !shared.contains(&v)
+                });
                 if let Some(v) = vector {
                     return Err(format!("{} is a vector inside an element loop", var_name(self.function, v)));
                 }
@@ -930,10 +947,15 @@ impl Checker<'_> {
 }
 
 /// Whether a block holds only ops and conditionals: what an element loop can run.
-fn scalar_code(block: &Block) -> bool {
+/// Whether `block` holds only ops and conditionals, and reads the `shared` vectors only as
+/// the source of a `gather`.
+fn scalar_code(block: &Block, shared: &[VarId]) -> bool {
     block.stmts.iter().all(|stmt| match &stmt.kind {
-        StmtKind::Op { .. } => true,
-        StmtKind::If { then, otherwise, .. } => scalar_code(then) && scalar_code(otherwise),
+        StmtKind::Op { op: Op::Gather { index, .. }, .. } => !shared.contains(index),
+        StmtKind::Op { op, .. } => op.operands().iter().all(|v| !shared.contains(v)),
+        StmtKind::If { cond, then, otherwise, .. } => {
+            !shared.contains(cond) && scalar_code(then, shared) && scalar_code(otherwise, shared)
+        }
         _ => false,
     })
 }

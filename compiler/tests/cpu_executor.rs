@@ -148,6 +148,20 @@ fn a_scalar_loop_runs_inside_one_element_wise_step() {
 }
 
 #[test]
+fn a_scalar_for_loop_runs_inside_one_element_wise_step() {
+    // A loop over a range and one over each element's row: neither builds a sequence per
+    // element, and neither runs host rounds.
+    let (counters, out) = counted(
+        "def squares(n: i32) -> i32:\n    t = 0\n    for i in range(1, n + 1):\n        t += i * i\n    return t\ndef weigh(r: [i32]) -> i32:\n    t = 0\n    for x in r:\n        t = 2 * t + x\n    return t\nprint(sum([squares(n) for n in range(100)]) + sum([weigh([i, 1, 2]) for i in range(100)]))\n",
+    );
+    assert_eq!(counters.host_loop_iterations, 0, "no host loop");
+    assert_eq!(counters.element_loop_iterations, 4950 + 300, "every iteration ran once");
+    let squares: i64 = (0..100i64).map(|n| n * (n + 1) * (2 * n + 1) / 6).sum();
+    let weighed: i64 = (0..100i64).map(|i| 4 * i + 4).sum();
+    assert_eq!(out.trim(), (squares + weighed).to_string());
+}
+
+#[test]
 fn recursion_runs_one_lifted_call_per_level() {
     // Reverse-sorted input splits around its median at every level: 10 levels for 1024 values.
     // Every level is one call of `qs` and one of the comprehension's function, for all the

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 use rowan::TextRange;
 
-use crate::ir::{Block, StmtKind, VarId};
+use crate::ir::{Block, Op, StmtKind, VarId};
 
 use super::kernels;
 use super::value::{Buffer, ScalarValue, Value};
@@ -17,6 +17,8 @@ use super::{R, at, internal_at};
 pub(super) struct Loop<'p> {
     pub params: &'p [VarId],
     pub state: &'p [VarId],
+    /// The whole vectors the blocks index (`gather` with a scalar index), by variable.
+    pub shared: &'p [(VarId, Value)],
     pub cond: &'p Block,
     pub body: &'p Block,
     /// The number of variables of the enclosing function: the size of an element's frame.
@@ -98,6 +100,10 @@ impl Loop<'_> {
         }
     }
 
+    fn shared_vector(&self, v: VarId) -> Option<&Value> {
+        self.shared.iter().find(|(s, _)| *s == v).map(|(_, value)| value)
+    }
+
     fn block(&self, frame: &mut Frame, block: &Block) -> R<Vec<ScalarValue>> {
         let read = |frame: &Frame, v: VarId| {
             frame
@@ -108,6 +114,17 @@ impl Loop<'_> {
         };
         for stmt in &block.stmts {
             match &stmt.kind {
+                StmtKind::Op { dest: Some(d), op: Op::Gather { src, index } }
+                    if let Some(whole) = self.shared_vector(*src) =>
+                {
+                    let index = Value::Scalar(read(frame, *index)?);
+                    match kernels::gather(whole, &index).map_err(|e| at(e, stmt.span))? {
+                        Value::Scalar(s) => set(frame, *d, s, stmt.span)?,
+                        Value::Vector(_) => {
+                            return Err(internal_at("a gather of many inside an element loop", stmt.span));
+                        }
+                    }
+                }
                 StmtKind::Op { dest, op } => {
                     let args = op
                         .operands()

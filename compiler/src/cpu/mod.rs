@@ -148,10 +148,11 @@ fn stmt_reads(stmt: &Stmt, out: &mut Vec<VarId>) {
             block_reads(cond, out);
             block_reads(body, out);
         }
-        // Its blocks read only its own parameters and state.
-        StmtKind::ElementLoop { len, inputs, init, .. } => {
+        // Its blocks read only its own parameters and state, and the shared vectors.
+        StmtKind::ElementLoop { len, inputs, shared, init, .. } => {
             out.push(*len);
             out.extend(inputs);
+            out.extend(shared);
             out.extend(init);
         }
         StmtKind::Call { args, .. } => out.extend(args),
@@ -298,14 +299,16 @@ impl<'p> Exec<'p, '_> {
                 }
                 assign(frame, dests, current, span)?;
             }
-            StmtKind::ElementLoop { len, inputs, params, init, state, cond, body, dests } => {
+            StmtKind::ElementLoop { len, inputs, shared, params, init, state, cond, body, dests } => {
                 let n = match get(frame, *len, span)? {
                     Value::Scalar(ScalarValue::I32(n)) => usize::try_from(n).unwrap_or(0),
                     _ => return Err(internal_at("an element loop's length is not a scalar i32", span)),
                 };
                 let inputs = inputs.iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;
                 let init = init.iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;
-                let looped = element_loop::Loop { params, state, cond, body, vars: f.vars.len() };
+                let shared = shared.iter().map(|&v| Ok((v, get(frame, v, span)?))).collect::<R<Vec<_>>>()?;
+                let looped =
+                    element_loop::Loop { params, state, shared: &shared, cond, body, vars: f.vars.len() };
                 let (results, iterations) = looped.run(n, &inputs, &init)?;
                 self.counters.element_loop_iterations += iterations;
                 self.counters.ops_run += 1;

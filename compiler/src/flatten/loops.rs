@@ -94,9 +94,13 @@ impl<'c> Flattener<'c> {
         body: ExprId,
         ctx: CtxId,
     ) -> R<Rep> {
-        self.schedule(ir::Schedule::RoundsOverRunningElements);
         let ty = func.ty(id).clone();
         let init = self.expr(init, ctx)?;
+        if let Some(done) = self.element_for_loop(func, &ty, state, &init, elem, seq, body, ctx)? {
+            self.schedule(ir::Schedule::SequentialInEachElement);
+            return Ok(done);
+        }
+        self.schedule(ir::Schedule::RoundsOverRunningElements);
         let seq = self.expr(seq, ctx)?;
         let zero = self.b.i32(0);
         let start = Rep::Tuple(vec![Rep::Leaf(zero), init]);
@@ -139,9 +143,23 @@ impl<'c> Flattener<'c> {
     ) -> R<Rep> {
         let ty = func.ty(id).clone();
         let init = self.expr(init, ctx)?;
-        if let Some(done) = self.element_loop(func, &ty, state, &init, cond, body, ctx)? {
-            self.schedule(ir::Schedule::SequentialInEachElement);
-            return Ok(done);
+        let mut reads = Vec::new();
+        if is_scalar_data(&ty)
+            && self.scalar_code(func, cond, &mut reads)
+            && self.scalar_code(func, body, &mut reads)
+        {
+            let holds = |me: &mut Self, _: &Rep, current: Rep| {
+                me.bind(state, current, ROOT)?;
+                me.expr(cond, ROOT)?.leaf().ok_or_else(|| me.bug("a non-scalar loop condition"))
+            };
+            let step = |me: &mut Self, _: &Rep, current: Rep| {
+                me.bind(state, current, ROOT)?;
+                me.expr(body, ROOT)
+            };
+            if let Some(done) = self.element_loop(reads, &Rep::Tuple(vec![]), &ty, &init, ctx, holds, step)? {
+                self.schedule(ir::Schedule::SequentialInEachElement);
+                return Ok(done);
+            }
         }
         self.schedule(ir::Schedule::RoundsOverRunningElements);
         let mut holds = |me: &mut Self, current: &Rep, here: CtxId| {
@@ -155,38 +173,129 @@ impl<'c> Flattener<'c> {
         self.lifted_loop(&ty, init, ctx, &mut holds, &mut step)
     }
 
-    /// A `while` loop whose state is numbers and tuples and whose condition and body are scalar
-    /// code (no sequences, no recursion, no inner loop) runs as one `ElementLoop`: every
-    /// element loops on its own inside one element-wise step, as a GPU thread would. Its free
-    /// variables become the loop's inputs. `None` when the loop is not scalar.
+    /// A `for` loop with scalar state and a scalar body, over a `range` or a sequence of
+    /// numbers or tuples, as one `ElementLoop`; `None` when it is not one.
     #[allow(clippy::too_many_arguments)]
-    fn element_loop(
+    fn element_for_loop(
         &mut self,
         func: &'c core::Function,
         ty: &Type,
         state: &Pattern,
         init: &Rep,
-        cond: ExprId,
+        elem: &Pattern,
+        seq: ExprId,
         body: ExprId,
         ctx: CtxId,
     ) -> R<Option<Rep>> {
         let mut reads = Vec::new();
-        if !is_scalar_data(ty)
-            || !self.scalar_code(func, cond, &mut reads)
-            || !self.scalar_code(func, body, &mut reads)
-        {
+        let walks_numbers = matches!(func.ty(seq), Type::Seq(item) if is_scalar_data(item));
+        if !is_scalar_data(ty) || !walks_numbers || !self.scalar_code(func, body, &mut reads) {
             return Ok(None);
         }
+        let walked = self.walked(func, seq, ctx)?;
+        let carried = Type::Tuple(vec![Type::Scalar(Scalar::I32), ty.clone()]);
+        let zero = self.b.i32(0);
+        let start = Rep::Tuple(vec![Rep::Leaf(zero), init.clone()]);
+        let holds = |me: &mut Self, walked: &Rep, current: Rep| {
+            let counter = counter_of(me, &current)?;
+            let len = me.walk_len(walked)?;
+            Ok(me.b.binary(BinaryOp::Lt, counter, len))
+        };
+        let step = |me: &mut Self, walked: &Rep, current: Rep| {
+            let counter = counter_of(me, &current)?;
+            let Rep::Tuple(mut fields) = current else {
+                return Err(me.bug("a loop state without its counter"));
+            };
+            me.bind(state, fields.swap_remove(1), ROOT)?;
+            let item = me.walk_item(walked, counter)?;
+            me.bind(elem, item, ROOT)?;
+            let next = me.expr(body, ROOT)?;
+            let one = me.b.i32(1);
+            Ok(Rep::Tuple(vec![Rep::Leaf(me.b.add(counter, one)), next]))
+        };
+        Ok(match self.element_loop(reads, &walked, &carried, &start, ctx, holds, step)? {
+            Some(Rep::Tuple(mut fields)) if fields.len() == 2 => Some(fields.swap_remove(1)),
+            Some(_) => return Err(self.bug("a loop state without its counter")),
+            None => None,
+        })
+    }
+
+    /// What an element loop walks, evaluated in `ctx`: for `range(...)`, its `(start, step,
+    /// count)`, so that no element's range is ever built; otherwise the sequence itself.
+    pub(super) fn walked(&mut self, func: &'c core::Function, seq: ExprId, ctx: CtxId) -> R<Rep> {
+        if let Expr::Prim { prim: core::Prim::Range, args, .. } = func.expr(seq) {
+            let mut bounds = Vec::new();
+            for &arg in args {
+                bounds.push(self.expr(arg, ctx)?.leaf().ok_or_else(|| self.bug("a non-scalar range bound"))?);
+            }
+            let (start, stop, step) = match bounds.as_slice() {
+                [stop] => (None, *stop, None),
+                [start, stop] => (Some(*start), *stop, None),
+                [start, stop, step] => (Some(*start), *stop, Some(*step)),
+                _ => return Err(self.bug("a range with no bounds")),
+            };
+            let outer_span = std::mem::replace(&mut self.b.span, func.span(seq));
+            let (start, step, count) = self.range_parts(start, stop, step, ctx);
+            self.b.span = outer_span;
+            return Ok(Rep::Tuple(vec![Rep::Leaf(start), Rep::Leaf(step), Rep::Leaf(count)]));
+        }
+        self.expr(seq, ctx)
+    }
+
+    fn walk_len(&mut self, walked: &Rep) -> R<VarId> {
+        match walked {
+            Rep::Tuple(parts) if parts.len() == 3 => parts[2].leaf().ok_or_else(|| self.bug("a range count")),
+            Rep::Seq(seq) => Ok(seq.lengths),
+            _ => Err(self.bug("an element loop walks neither a range nor a sequence")),
+        }
+    }
+
+    /// Item `k` of what an element loop walks, in the root context inside the loop.
+    fn walk_item(&mut self, walked: &Rep, k: VarId) -> R<Rep> {
+        match walked {
+            Rep::Tuple(parts) if parts.len() == 3 => {
+                let (Some(start), Some(step)) = (parts[0].leaf(), parts[1].leaf()) else {
+                    return Err(self.bug("a range start and step"));
+                };
+                let scaled = self.b.mul(k, step);
+                Ok(Rep::Leaf(self.b.add(start, scaled)))
+            }
+            Rep::Seq(seq) => {
+                let position = self.b.add(seq.offsets, k);
+                Ok(self.gather_coll(&seq.elems, position))
+            }
+            _ => Err(self.bug("an element loop walks neither a range nor a sequence")),
+        }
+    }
+
+    /// A loop with scalar state (of type `ty`, from `init`) as one `ElementLoop`: every element
+    /// of `ctx` loops on its own inside one element-wise step, as a GPU thread would. `reads`
+    /// are the free variables of the loop's code and `walked` a value of `ctx` it reads too;
+    /// both become scalar parameters (a sequence's elements stay whole, shared). `holds` and
+    /// `step` flatten the condition and the next state in the root context, as host code, given
+    /// `walked`'s parameters and the current state. `None` when a value read is not numbers,
+    /// tuples or sequences of them.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn element_loop(
+        &mut self,
+        reads: Vec<core::VarId>,
+        walked: &Rep,
+        ty: &Type,
+        init: &Rep,
+        ctx: CtxId,
+        holds: impl FnOnce(&mut Self, &Rep, Rep) -> R<VarId>,
+        step: impl FnOnce(&mut Self, &Rep, Rep) -> R<Rep>,
+    ) -> R<Option<Rep>> {
+        let mut reads = reads;
         reads.sort_unstable();
         reads.dedup();
-        // Each free variable is read in the loop through scalar parameters, one per leaf.
-        let mut inputs = Vec::new();
-        let mut params = Vec::new();
+        let mut inputs = Inputs::default();
+        let Some(walked) = self.scalar_params(walked, &mut inputs) else { return Ok(None) };
         let mut locals = Vec::new();
         for v in reads {
             let Some((rep, from)) = self.frame().vars[v as usize].clone() else { continue };
             let rep = self.lift(&rep, from, ctx);
-            let Some(local) = self.scalar_params(&rep, &mut inputs, &mut params) else {
+            let Some(local) = self.scalar_params(&rep, &mut inputs) else {
                 return Ok(None);
             };
             locals.push((v, local));
@@ -197,18 +306,10 @@ impl<'c> Flattener<'c> {
         let init_vars = self.canonical(init, ty, ctx);
         let state_vars: Vec<VarId> =
             ir::layout(ty, false).into_iter().map(|t| self.b.var("state", t)).collect();
-        let bind_state = |me: &mut Self| {
-            let current = seqs::from_layout(ty, &mut state_vars.iter().copied());
-            me.bind(state, current, ROOT)
-        };
-        let cond = self.nested_block(|me| {
-            bind_state(me)?;
-            let c = me.expr(cond, ROOT)?.leaf().ok_or_else(|| me.bug("a non-scalar loop condition"))?;
-            Ok(vec![c])
-        });
+        let current = || seqs::from_layout(ty, &mut state_vars.iter().copied());
+        let cond = self.nested_block(|me| Ok(vec![holds(me, &walked, current())?]));
         let body = self.nested_block(|me| {
-            bind_state(me)?;
-            let next = me.expr(body, ROOT)?;
+            let next = step(me, &walked, current())?;
             Ok(me.canonical(&next, ty, ROOT))
         });
         let frame = self.frames.last_mut().expect("a frame is active");
@@ -220,8 +321,9 @@ impl<'c> Flattener<'c> {
         let len = self.size(ctx);
         self.b.push(StmtKind::ElementLoop {
             len,
-            inputs,
-            params,
+            inputs: inputs.outer,
+            shared: inputs.shared,
+            params: inputs.params,
             init: init_vars,
             state: state_vars,
             cond,
@@ -231,34 +333,63 @@ impl<'c> Flattener<'c> {
         Ok(Some(seqs::from_layout(ty, &mut dests.into_iter())))
     }
 
-    /// `rep` (numbers and tuples) with each leaf replaced by a scalar parameter, the leaf
-    /// becoming an input; `None` if it holds a sequence.
-    fn scalar_params(&mut self, rep: &Rep, inputs: &mut Vec<VarId>, params: &mut Vec<VarId>) -> Option<Rep> {
+    /// `rep` with each leaf replaced by a scalar parameter, the leaf becoming an input; a
+    /// sequence of numbers or tuples keeps its elements, which the loop reads whole. `None` for
+    /// a sequence of sequences.
+    fn scalar_params(&mut self, rep: &Rep, inputs: &mut Inputs) -> Option<Rep> {
         Some(match rep {
             Rep::Leaf(v) => {
                 let info = self.b.vars[*v as usize].clone();
                 let param = self.b.var(&info.name, IrType::scalar(info.ty.elem));
-                inputs.push(*v);
-                params.push(param);
+                inputs.outer.push(*v);
+                inputs.params.push(param);
                 Rep::Leaf(param)
             }
-            Rep::Tuple(items) => Rep::Tuple(
-                items.iter().map(|r| self.scalar_params(r, inputs, params)).collect::<Option<_>>()?,
-            ),
-            Rep::Seq(_) => return None,
+            Rep::Tuple(items) => {
+                Rep::Tuple(items.iter().map(|r| self.scalar_params(r, inputs)).collect::<Option<_>>()?)
+            }
+            Rep::Seq(seq) => {
+                let mut elems = Vec::new();
+                seqs::push_vars(&seq.elems, &mut elems);
+                if holds_seq(&seq.elems) || elems.iter().any(|&v| !self.b.is_vector(v)) {
+                    return None;
+                }
+                let offsets = self.scalar_params(&Rep::Leaf(seq.offsets), inputs)?.leaf()?;
+                let lengths = self.scalar_params(&Rep::Leaf(seq.lengths), inputs)?.leaf()?;
+                for v in elems {
+                    if !inputs.shared.contains(&v) {
+                        inputs.shared.push(v);
+                    }
+                }
+                Rep::Seq(Box::new(super::SeqRep {
+                    offsets,
+                    lengths,
+                    elems: seq.elems.clone(),
+                    compact: false,
+                }))
+            }
         })
     }
 
     /// Whether `e` is scalar code: numbers and tuples only, through operators, conditionals,
-    /// lets, scalar prelude functions and calls of non-recursive functions that are scalar
-    /// code too. Pushes the variables of `func` it reads.
-    fn scalar_code(&self, func: &core::Function, e: ExprId, reads: &mut Vec<core::VarId>) -> bool {
-        if !is_scalar_data(func.ty(e)) {
-            return false;
-        }
+    /// lets, scalar prelude functions, calls of non-recursive functions that are scalar code
+    /// too, and `xs[i]` and `len(xs)` of free sequences of numbers or tuples. Pushes the
+    /// variables of `func` it reads.
+    pub(super) fn scalar_code(&self, func: &core::Function, e: ExprId, reads: &mut Vec<core::VarId>) -> bool {
         let all = |items: &[ExprId], reads: &mut Vec<core::VarId>| {
             items.iter().all(|&x| self.scalar_code(func, x, reads))
         };
+        // A free sequence read an item at a time, inside the loop, from its shared elements.
+        let walkable = |seq: ExprId, reads: &mut Vec<core::VarId>| match (func.expr(seq), func.ty(seq)) {
+            (Expr::Var(v), Type::Seq(item)) if is_scalar_data(item) => {
+                reads.push(*v);
+                true
+            }
+            _ => false,
+        };
+        if !is_scalar_data(func.ty(e)) {
+            return false;
+        }
         match func.expr(e) {
             Expr::Literal(_) => true,
             Expr::Var(v) => {
@@ -267,12 +398,16 @@ impl<'c> Flattener<'c> {
             }
             Expr::Tuple(items) => all(items, reads),
             Expr::TupleGet(t, _) => all(&[*t], reads),
+            Expr::Index { seq, index } => walkable(*seq, reads) && all(&[*index], reads),
             Expr::Unary { operand, .. } => all(&[*operand], reads),
             Expr::Binary { lhs, rhs, .. } => all(&[*lhs, *rhs], reads),
             Expr::And(a, b) | Expr::Or(a, b) => all(&[*a, *b], reads),
             Expr::If { cond, then, otherwise } => all(&[*cond, *then, *otherwise], reads),
             Expr::Let { value, body, .. } => all(&[*value, *body], reads),
             Expr::Assert { cond, .. } => all(&[*cond], reads),
+            Expr::Prim { prim: core::Prim::Len, args, funcs } => {
+                funcs.is_empty() && args.len() == 1 && walkable(args[0], reads)
+            }
             Expr::Prim { prim, args, funcs } => {
                 funcs.is_empty()
                     && (is_scalar_math(prim) || matches!(prim, core::Prim::Pow))
@@ -365,5 +500,29 @@ impl<'c> Flattener<'c> {
         };
         let (values, _) = self.rounds(ty, &start, vec![active], any, round)?;
         Ok(values)
+    }
+}
+
+/// The values of the enclosing context an element loop reads: `outer` (scalars or vectors of
+/// the context) become the scalar `params`; `shared` vectors are read whole.
+#[derive(Default)]
+struct Inputs {
+    outer: Vec<VarId>,
+    params: Vec<VarId>,
+    shared: Vec<VarId>,
+}
+
+fn counter_of(me: &Flattener<'_>, state: &Rep) -> R<VarId> {
+    match state {
+        Rep::Tuple(fields) if fields.len() == 2 => fields[0].leaf().ok_or_else(|| me.bug("a loop counter")),
+        _ => Err(me.bug("a loop state without its counter")),
+    }
+}
+
+fn holds_seq(rep: &Rep) -> bool {
+    match rep {
+        Rep::Leaf(_) => false,
+        Rep::Tuple(items) => items.iter().any(holds_seq),
+        Rep::Seq(_) => true,
     }
 }

@@ -269,6 +269,49 @@ impl<'c> Flattener<'c> {
         step: Option<VarId>,
         ctx: CtxId,
     ) -> Rep {
+        let simple = start.is_none() && step.is_none();
+        let zero = self.b.i32(0);
+        let (start, step, count) = self.range_parts(start, stop, step, ctx);
+        if !self.b.is_vector(count) && !self.b.is_vector(start) && !self.b.is_vector(step) {
+            let iota = self.b.emit("iota", Op::Iota { len: count });
+            let elems = if simple {
+                iota
+            } else {
+                let scaled = self.b.mul(iota, step);
+                self.b.add(scaled, start)
+            };
+            return Rep::Seq(Box::new(SeqRep {
+                offsets: zero,
+                lengths: count,
+                elems: Rep::Leaf(elems),
+                compact: true,
+            }));
+        }
+        let count = self.force(count, ctx);
+        let within = self.b.emit("within", Op::SegIota { lengths: count });
+        let elems = if simple {
+            within
+        } else {
+            let ids = self.b.emit("segment", Op::SegIds { lengths: count });
+            let start = self.force(start, ctx);
+            let step = self.force(step, ctx);
+            let start = self.b.gather(start, ids);
+            let step = self.b.gather(step, ids);
+            let scaled = self.b.mul(within, step);
+            self.b.add(scaled, start)
+        };
+        let offsets = self.b.offsets_of(count);
+        Rep::Seq(Box::new(SeqRep { offsets, lengths: count, elems: Rep::Leaf(elems), compact: true }))
+    }
+
+    /// A range's start, step (checked not to be zero) and number of items, in `ctx`.
+    pub(super) fn range_parts(
+        &mut self,
+        start: Option<VarId>,
+        stop: VarId,
+        step: Option<VarId>,
+        ctx: CtxId,
+    ) -> (VarId, VarId, VarId) {
         let zero = self.b.i32(0);
         let one = self.b.i32(1);
         let start = start.unwrap_or(zero);
@@ -301,37 +344,7 @@ impl<'c> Flattener<'c> {
         let quotient = self.b.binary(BinaryOp::FloorDiv, less, stride);
         let count_if = self.b.add(quotient, one);
         let count = self.b.select(non_empty, count_if, zero);
-        let simple = start == zero && step == one;
-        if !self.b.is_vector(count) && !self.b.is_vector(start) && !self.b.is_vector(step) {
-            let iota = self.b.emit("iota", Op::Iota { len: count });
-            let elems = if simple {
-                iota
-            } else {
-                let scaled = self.b.mul(iota, step);
-                self.b.add(scaled, start)
-            };
-            return Rep::Seq(Box::new(SeqRep {
-                offsets: zero,
-                lengths: count,
-                elems: Rep::Leaf(elems),
-                compact: true,
-            }));
-        }
-        let count = self.force(count, ctx);
-        let within = self.b.emit("within", Op::SegIota { lengths: count });
-        let elems = if simple {
-            within
-        } else {
-            let ids = self.b.emit("segment", Op::SegIds { lengths: count });
-            let start = self.force(start, ctx);
-            let step = self.force(step, ctx);
-            let start = self.b.gather(start, ids);
-            let step = self.b.gather(step, ids);
-            let scaled = self.b.mul(within, step);
-            self.b.add(scaled, start)
-        };
-        let offsets = self.b.offsets_of(count);
-        Rep::Seq(Box::new(SeqRep { offsets, lengths: count, elems: Rep::Leaf(elems), compact: true }))
+        (start, step, count)
     }
 
     /// Applies a function to the elements of sequences, in a child context.
