@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use weft_compiler::check::{CheckConfig, OutputFormat, check_sources};
 use weft_compiler::diagnostics::render_text;
 use weft_compiler::driver::{self, Backend, RunError};
-use weft_compiler::{Diagnostic, SourceFile, interp};
+use weft_compiler::{Diagnostic, SourceFile, flatten, interp};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -43,11 +43,15 @@ enum Command {
         /// Which executor runs it.
         #[arg(long, value_enum)]
         backend: Option<BackendArg>,
+        #[command(flatten)]
+        schedule: ScheduleArgs,
     },
     /// Print the flattened, segmented IR of a file's program.
     Ir {
         /// The `.weft` file.
         file: PathBuf,
+        #[command(flatten)]
+        schedule: ScheduleArgs,
     },
     /// Compiler developer tools.
     Dev {
@@ -57,6 +61,21 @@ enum Command {
         /// The `.weft` file.
         file: PathBuf,
     },
+}
+
+/// How flattening schedules nested work.
+#[derive(Clone, Copy, clap::Args)]
+struct ScheduleArgs {
+    /// Run a reduction (`sum`, `product`, `reduce`) of a scalar comprehension inside parallel
+    /// code as a sequential loop inside each element (Copperhead's schedule) instead of flat.
+    #[arg(long)]
+    sequential_inner: bool,
+}
+
+impl ScheduleArgs {
+    fn options(self) -> flatten::Options {
+        flatten::Options { sequential_inner: self.sequential_inner }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -82,8 +101,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { files, format } => check(&files, format),
-        Command::Run { file, backend } => run(&file, backend),
-        Command::Ir { file } => dev(&file, "ir"),
+        Command::Run { file, backend, schedule } => run(&file, backend, schedule.options()),
+        Command::Ir { file, schedule } => ir(&file, schedule.options()),
         Command::Dev { after, file } => dev(&file, &after),
     }
 }
@@ -129,7 +148,7 @@ impl interp::Host for StdoutHost {
     }
 }
 
-fn run(path: &Path, backend: Option<BackendArg>) -> ExitCode {
+fn run(path: &Path, backend: Option<BackendArg>, options: flatten::Options) -> ExitCode {
     let (db, file) = match load(path) {
         Ok(loaded) => loaded,
         Err(code) => return code,
@@ -144,7 +163,7 @@ fn run(path: &Path, backend: Option<BackendArg>) -> ExitCode {
         }
     };
     let mut host = StdoutHost { out: std::io::BufWriter::new(std::io::stdout()) };
-    let result = driver::run(&db, file, backend, &mut host);
+    let result = driver::run_with(&db, file, backend, options, &mut host);
     let _ = host.out.flush();
     let code = match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -186,12 +205,24 @@ fn default_backend(db: &weft_compiler::Database, file: SourceFile) -> Backend {
     }
 }
 
+fn ir(path: &Path, options: flatten::Options) -> ExitCode {
+    show(path, |db, file| driver::flat_program_with(db, file, options).map(|program| program.to_string()))
+}
+
 fn dev(path: &Path, pass: &str) -> ExitCode {
+    show(path, |db, file| driver::dump_after(db, file, pass))
+}
+
+/// Prints what `text` gives for the file at `path`, or its diagnostics.
+fn show(
+    path: &Path,
+    text: impl FnOnce(&weft_compiler::Database, SourceFile) -> Result<String, Vec<Diagnostic>>,
+) -> ExitCode {
     let (db, file) = match load(path) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
-    let code = match driver::dump_after(&db, file, pass) {
+    let code = match text(&db, file) {
         Ok(text) => {
             let _ = std::io::stdout().write_all(text.as_bytes());
             ExitCode::SUCCESS

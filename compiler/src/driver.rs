@@ -1,6 +1,7 @@
 //! What `weft run` and `weft dev` do, as library calls: compile a file to the core, run it on
 //! an executor, or show the program after a pass. Front ends supply the IO (`interp::Host`).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use crate::check::file_diagnostics;
@@ -43,12 +44,23 @@ pub fn run<H: interp::Host + Send>(
     backend: Backend,
     host: &mut H,
 ) -> Result<(), RunError> {
+    run_with(db, file, backend, flatten::Options::default(), host)
+}
+
+/// `run`, flattening with the schedule `options` ask for (the interpreter ignores them).
+pub fn run_with<H: interp::Host + Send>(
+    db: &dyn Db,
+    file: SourceFile,
+    backend: Backend,
+    options: flatten::Options,
+    host: &mut H,
+) -> Result<(), RunError> {
     match backend {
         Backend::Interp => {
             let program = compile(db, file).map_err(RunError::Compile)?;
             interp::run_with_big_stack(program, host).map_err(RunError::Runtime)
         }
-        Backend::Cpu => run_cpu(db, file, host).map(|_| ()),
+        Backend::Cpu => run_cpu_with(db, file, options, host).map(|_| ()),
     }
 }
 
@@ -58,6 +70,20 @@ pub fn flat_program(db: &dyn Db, file: SourceFile) -> Result<&ir::Program, Vec<D
     flatten::ir_program(db, file).as_ref().map_err(Clone::clone)
 }
 
+/// `flat_program` with the schedule `options` ask for. The default schedule's program is the
+/// database's; another is flattened afresh each time.
+pub fn flat_program_with(
+    db: &dyn Db,
+    file: SourceFile,
+    options: flatten::Options,
+) -> Result<Cow<'_, ir::Program>, Vec<Diagnostic>> {
+    if options == flatten::Options::default() {
+        return flat_program(db, file).map(Cow::Borrowed);
+    }
+    let program = compile(db, file)?;
+    flatten::flatten_with(program, options).map(Cow::Owned).map_err(|d| vec![d])
+}
+
 /// Runs a file on the CPU executor and gives its counters: how many ops ran, over how many
 /// elements.
 pub fn run_cpu(
@@ -65,9 +91,19 @@ pub fn run_cpu(
     file: SourceFile,
     host: &mut dyn interp::Host,
 ) -> Result<cpu::Counters, RunError> {
-    let program = flat_program(db, file).map_err(RunError::Compile)?;
+    run_cpu_with(db, file, flatten::Options::default(), host)
+}
+
+/// `run_cpu`, flattening with the schedule `options` ask for.
+pub fn run_cpu_with(
+    db: &dyn Db,
+    file: SourceFile,
+    options: flatten::Options,
+    host: &mut dyn interp::Host,
+) -> Result<cpu::Counters, RunError> {
+    let program = flat_program_with(db, file, options).map_err(RunError::Compile)?;
     let mut counters = cpu::Counters::default();
-    cpu::run(program, host, &mut counters).map_err(RunError::Runtime)?;
+    cpu::run(&program, host, &mut counters).map_err(RunError::Runtime)?;
     Ok(counters)
 }
 

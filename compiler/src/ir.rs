@@ -86,6 +86,11 @@ pub enum Schedule {
     /// A recursive call: one call of the lifted function per recursion level, for all of the
     /// level's elements, flat.
     OneCallPerLevel,
+    /// A reduction of a scalar comprehension: a loop inside each element that reads the items
+    /// where they are (`flatten::Options::sequential_inner`, Copperhead's schedule).
+    SequentialReduction,
+    /// A reduction inside parallel code, flat: segmented over every element's items.
+    SegmentedReduction,
 }
 
 impl Schedule {
@@ -94,6 +99,8 @@ impl Schedule {
             Schedule::SequentialInEachElement => "loop, sequential inside each element",
             Schedule::RoundsOverRunningElements => "loop, flat rounds over the elements still running",
             Schedule::OneCallPerLevel => "recursion, flat, one call per level",
+            Schedule::SequentialReduction => "reduction, sequential inside each element",
+            Schedule::SegmentedReduction => "reduction, flat, segmented over the elements",
         }
     }
 }

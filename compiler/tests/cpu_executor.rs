@@ -9,6 +9,7 @@ mod common;
 
 use common::differential::{self, CapturingHost, Executor, compare};
 use weft_compiler::driver::{self, Backend, RunError};
+use weft_compiler::flatten::Options;
 use weft_compiler::line_index::LineIndex;
 use weft_compiler::{Database, SourceFile};
 
@@ -22,20 +23,23 @@ fn cpu_executor_matches_the_interpreter_on_samples_and_feature_programs() {
             continue;
         }
         let expected = differential::run(Executor::Interp, &program);
-        let actual = differential::run(Executor::Cpu, &program);
         ran += 1;
-        match (&expected.error, &actual.error) {
-            (None, Some(error)) => {
-                failures.push(format!(
-                    "{}: cpu stopped with {} {}",
-                    program.display(),
-                    error.code,
-                    error.message
-                ));
-            }
-            _ => {
-                if let Err(difference) = compare(&expected.stdout, &actual.stdout) {
-                    failures.push(format!("{}: {difference}", program.display()));
+        // Flat, the default, and with inner reductions sequential in each element.
+        for executor in [Executor::Cpu, Executor::CpuSequentialInner] {
+            let actual = differential::run(executor, &program);
+            match (&expected.error, &actual.error) {
+                (None, Some(error)) => {
+                    failures.push(format!(
+                        "{} ({executor:?}): cpu stopped with {} {}",
+                        program.display(),
+                        error.code,
+                        error.message
+                    ));
+                }
+                _ => {
+                    if let Err(difference) = compare(&expected.stdout, &actual.stdout) {
+                        failures.push(format!("{} ({executor:?}): {difference}", program.display()));
+                    }
                 }
             }
         }
@@ -54,27 +58,29 @@ fn cpu_run_time_errors_have_the_interpreters_code_and_span() {
         }
         let text = std::fs::read_to_string(&path).expect("readable");
         let expected = differential::run(Executor::Interp, &path).error.expect("the program fails");
-        let actual = match differential::run(Executor::Cpu, &path).error {
-            Some(error) => error,
-            None => {
-                failures.push(format!("{}: ran without error on the cpu executor", path.display()));
-                continue;
+        for executor in [Executor::Cpu, Executor::CpuSequentialInner] {
+            let actual = match differential::run(executor, &path).error {
+                Some(error) => error,
+                None => {
+                    failures.push(format!("{} ({executor:?}): ran without error", path.display()));
+                    continue;
+                }
+            };
+            let index = LineIndex::new(&text);
+            let at = |e: &weft_compiler::Diagnostic| {
+                let p = index.line_col(e.range.start());
+                format!("{} at {}:{}: {}", e.code, p.line + 1, p.col + 1, e.message)
+            };
+            if (expected.code, expected.range) != (actual.code, actual.range)
+                || expected.message != actual.message
+            {
+                failures.push(format!(
+                    "{} ({executor:?}):\n  interp: {}\n  cpu:    {}",
+                    path.display(),
+                    at(&expected),
+                    at(&actual)
+                ));
             }
-        };
-        let index = LineIndex::new(&text);
-        let at = |e: &weft_compiler::Diagnostic| {
-            let p = index.line_col(e.range.start());
-            format!("{} at {}:{}: {}", e.code, p.line + 1, p.col + 1, e.message)
-        };
-        if (expected.code, expected.range) != (actual.code, actual.range)
-            || expected.message != actual.message
-        {
-            failures.push(format!(
-                "{}:\n  interp: {}\n  cpu:    {}",
-                path.display(),
-                at(&expected),
-                at(&actual)
-            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -82,10 +88,14 @@ fn cpu_run_time_errors_have_the_interpreters_code_and_span() {
 
 /// Runs a program on the cpu executor and gives its counters and output.
 fn counted(source: &str) -> (weft_compiler::cpu::Counters, String) {
+    counted_with(source, Options::default())
+}
+
+fn counted_with(source: &str, options: Options) -> (weft_compiler::cpu::Counters, String) {
     let db = Database::default();
     let file = SourceFile::new(&db, "counted.weft".to_string(), source.to_string());
     let mut host = CapturingHost { stdout: String::new() };
-    match driver::run_cpu(&db, file, &mut host) {
+    match driver::run_cpu_with(&db, file, options, &mut host) {
         Ok(counters) => (counters, host.stdout),
         Err(RunError::Runtime(e)) => panic!("run-time error: {}", e.message),
         Err(RunError::Compile(d)) => panic!("compile error: {:?}", d),
@@ -159,6 +169,24 @@ fn a_scalar_for_loop_runs_inside_one_element_wise_step() {
     let squares: i64 = (0..100i64).map(|n| n * (n + 1) * (2 * n + 1) / 6).sum();
     let weighed: i64 = (0..100i64).map(|i| 4 * i + 4).sum();
     assert_eq!(out.trim(), (squares + weighed).to_string());
+}
+
+#[test]
+fn sequential_inner_reductions_loop_inside_each_element() {
+    // CSR sparse matrix times vector: 100 rows of 0 to 6 items each.
+    let source = "rowptr = scan(lambda a, b: a + b, [i % 7 for i in range(100)])\nstarts = concat([0], rowptr)\ncols = [(k * 13) % 50 for k in range(rowptr[-1])]\nvals = [f32(k % 5) for k in range(rowptr[-1])]\nx = [f32(j) * 0.5 for j in range(50)]\ny = [sum([vals[k] * x[cols[k]] for k in range(starts[i], starts[i + 1])]) for i in range(100)]\nprint(len(vals), y)\n";
+    let (flat, flat_out) = counted(source);
+    let (sequential, sequential_out) = counted_with(source, Options { sequential_inner: true });
+    assert_eq!(flat_out, sequential_out);
+    assert_eq!(flat.element_loop_iterations, 0, "flattening stays the default");
+    let items: u64 = flat_out.split_whitespace().next().and_then(|n| n.parse().ok()).expect("the item count");
+    assert_eq!(sequential.element_loop_iterations, items, "one iteration per item, in each row");
+    assert!(
+        sequential.elements < flat.elements,
+        "the sequential schedule builds no per-item sequences: {} against {} elements",
+        sequential.elements,
+        flat.elements
+    );
 }
 
 #[test]

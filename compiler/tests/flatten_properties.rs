@@ -8,9 +8,10 @@
 
 mod common;
 
-use common::differential::{compare, run_source as run};
+use common::differential::{compare, run_source_with as run};
 use proptest::prelude::*;
 use weft_compiler::driver::Backend;
+use weft_compiler::flatten::Options;
 
 /// Each program reads `xss : [[i32]]` and `zsss : [[[i32]]]`.
 const PROGRAMS: &[&str] = &[
@@ -51,6 +52,8 @@ const PROGRAMS: &[&str] = &[
     "def dot(xs: [i32]) -> i32:\n    t = 0\n    for p in zip(xs, reverse(xs)):\n        t = t + p[0] * p[1]\n    return t\ndef back(xs: [i32]) -> i32:\n    t = 0\n    for i in range(len(xs) - 1, -1, -2):\n        t = t * 10 + xs[i]\n    return t\nprint([dot(xs) for xs in xss], [[back(ys) for ys in yss] for yss in zsss])",
     "def head4(xs: [i32]) -> i32:\n    t = 0\n    for i in range(4):\n        t += xs[i]\n    return t\nprint([head4(xs) for xs in xss])",
     "def stepped(x: i32) -> i32:\n    t = 0\n    for i in range(0, 10, x % 3):\n        t += i\n    return t\nprint([[stepped(x) for x in xs] for xs in xss])",
+    "def add2(a: (i32, i32), b: (i32, i32)) -> (i32, i32):\n    return (a[0] + b[0], a[1] * b[1] % 1000)\nprint([sum([x * x for x in xs]) for xs in xss], [[product(ys) for ys in yss] for yss in zsss], [reduce(add2, [(x, x + 2) for x in xs], (0, 1)) for xs in xss])",
+    "print([sum([xs[(i * 7) % len(xs)] // (x + 10) for i, x in zip(indices(xs), xs)]) for xs in xss], [[sum([ys[k] for k in range(len(ys) - 1, -1, -1)]) for ys in yss] for yss in zsss], [sum([xs[2] for x in xs]) for xs in xss])",
     "def shrink(xs: [i32]) -> [i32]:\n    while len(xs) > 2:\n        xs = [x + 1 for x in xs[1:] if x != 0]\n    return xs\nprint([shrink(xs) for xs in xss])",
     "def depth(xs: [i32]) -> i32:\n    if len(xs) < 2:\n        return len(xs)\n    h = len(xs) // 2\n    return max(depth(xs[:h]), depth(xs[h:])) + 1\nprint([depth(xs) for xs in xss], [[depth(ys) for ys in yss] for yss in zsss])",
     "def qs(xs: [i32]) -> [i32]:\n    if len(xs) < 2:\n        return xs\n    p = xs[0]\n    parts = [qs(part) for part in [[x for x in xs if x < p], [x for x in xs if x > p]]]\n    return concat(concat(parts[0], [x for x in xs if x == p]), parts[1])\nprint([qs(xs) for xs in xss], qs(flatten(xss)))",
@@ -78,11 +81,14 @@ proptest! {
         );
         for program in PROGRAMS {
             let source = format!("{header}{program}\n");
-            let (expected, expected_error) = run(&source, Backend::Interp);
-            let (actual, actual_error) = run(&source, Backend::Cpu);
-            prop_assert_eq!(&expected_error, &actual_error, "{}", source);
-            if let Err(difference) = compare(&expected, &actual) {
-                prop_assert!(false, "{}\n{}", source, difference);
+            let (expected, expected_error) = run(&source, Backend::Interp, Options::default());
+            // Flat, the default, and with inner reductions sequential in each element.
+            for options in [Options::default(), Options { sequential_inner: true }] {
+                let (actual, actual_error) = run(&source, Backend::Cpu, options);
+                prop_assert_eq!(&expected_error, &actual_error, "{:?}\n{}", options, source);
+                if let Err(difference) = compare(&expected, &actual) {
+                    prop_assert!(false, "{:?}\n{}\n{}", options, source, difference);
+                }
             }
         }
     }

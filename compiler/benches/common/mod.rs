@@ -26,7 +26,8 @@ pub fn entry(source: &str, name: &str) -> ir::Program {
     let file = SourceFile::new(&db, format!("{name}.weft"), source.to_string());
     let core = driver::compile(&db, file).expect("the benchmark program compiles");
     let id = core.functions.iter().position(|f| f.name == name).expect("the entry function exists");
-    flatten::flatten_entry(core, id as u32).expect("the benchmark program flattens")
+    flatten::flatten_entry(core, id as u32, flatten::Options::default())
+        .expect("the benchmark program flattens")
 }
 
 /// Prints nothing and reads no files.

@@ -10,7 +10,7 @@ use crate::core::{self, BinaryOp, Expr, ExprId, Pattern};
 use crate::ir::{self, IrType, Op, ReduceOp, StmtKind, VarId};
 use crate::types::{Scalar, Type};
 
-use super::{CtxId, Flattener, R, ROOT, Rep, is_scalar_data, is_scalar_math, seqs};
+use super::{CtxId, Flattener, R, ROOT, Rep, is_safe, is_scalar_data, is_scalar_math, seqs};
 
 impl<'c> Flattener<'c> {
     #[allow(clippy::too_many_arguments)]
@@ -218,6 +218,149 @@ impl<'c> Flattener<'c> {
             Some(_) => return Err(self.bug("a loop state without its counter")),
             None => None,
         })
+    }
+
+    /// Copperhead's schedule for a small, regular inner computation, when
+    /// `Options::sequential_inner` asks for it: inside parallel code, `sum`, `product` or
+    /// `reduce` (with an operator and an initial value that cannot fail) of a sequence of
+    /// numbers, or of a comprehension over one whose body is scalar code, runs as a loop inside
+    /// each element. Reading the items where they are, it builds no inner sequence, and it
+    /// folds left to right as the interpreter does. `None` when it is not one.
+    pub(super) fn sequential_reduction(
+        &mut self,
+        func: &'c core::Function,
+        id: ExprId,
+        prim: &core::Prim,
+        args: &[ExprId],
+        funcs: &[core::Callee],
+        ctx: CtxId,
+    ) -> R<Option<Rep>> {
+        use core::Prim;
+        if !self.lifted(ctx) || !matches!(prim, Prim::Sum | Prim::Product | Prim::Reduce) {
+            return Ok(None);
+        }
+        let span = self.b.span;
+        let reduced = if self.options.sequential_inner {
+            self.reduction_in_each_element(func, id, prim, args, funcs, ctx)?
+        } else {
+            None
+        };
+        let schedule = match reduced {
+            Some(_) => ir::Schedule::SequentialReduction,
+            None => ir::Schedule::SegmentedReduction,
+        };
+        self.schedules.push((span, schedule));
+        Ok(reduced)
+    }
+
+    fn reduction_in_each_element(
+        &mut self,
+        func: &'c core::Function,
+        id: ExprId,
+        prim: &core::Prim,
+        args: &[ExprId],
+        funcs: &[core::Callee],
+        ctx: CtxId,
+    ) -> R<Option<Rep>> {
+        use core::Prim;
+        let ty = func.ty(id).clone();
+        let mut reads = Vec::new();
+        let Some(&source) = args.first() else { return Ok(None) };
+        let (seq, f) = match func.expr(source) {
+            Expr::Prim { prim: Prim::Map, args: inner, funcs: fs } if inner.len() == 1 && fs.len() == 1 => {
+                (inner[0], Some(&fs[0]))
+            }
+            _ => (source, None),
+        };
+        let walks_numbers = matches!(func.ty(seq), Type::Seq(item) if is_scalar_data(item));
+        if !is_scalar_data(&ty)
+            || !walks_numbers
+            || !f.is_none_or(|f| self.scalar_callee(func, f, &mut reads))
+        {
+            return Ok(None);
+        }
+        let combine = match (prim, &ty) {
+            (Prim::Sum, Type::Scalar(_)) => Combine::Builtin(BinaryOp::Add),
+            (Prim::Product, Type::Scalar(_)) => Combine::Builtin(BinaryOp::Mul),
+            (Prim::Reduce, _) => match (funcs.first(), args.get(1)) {
+                (Some(op), Some(&init))
+                    if is_safe(func, init)
+                        && self.scalar_callee(func, op, &mut reads)
+                        && is_safe(self.core.function(op.func), self.core.function(op.func).body) =>
+                {
+                    Combine::Call(op, init)
+                }
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        let walked = self.walked(func, seq, ctx)?;
+        let init = match (&combine, &ty) {
+            (Combine::Call(_, init), _) => self.expr(*init, ctx)?,
+            (Combine::Builtin(BinaryOp::Mul), Type::Scalar(s)) => {
+                let one = self.b.i32(1);
+                Rep::Leaf(self.b.cast(*s, one))
+            }
+            (_, Type::Scalar(s)) => Rep::Leaf(self.b.zero(*s)),
+            _ => return Err(self.bug("a sum of a non-number")),
+        };
+        let carried = Type::Tuple(vec![Type::Scalar(Scalar::I32), ty]);
+        let zero = self.b.i32(0);
+        let start = Rep::Tuple(vec![Rep::Leaf(zero), init]);
+        let holds = |me: &mut Self, walked: &Rep, current: Rep| {
+            let counter = counter_of(me, &current)?;
+            let len = me.walk_len(walked)?;
+            Ok(me.b.binary(BinaryOp::Lt, counter, len))
+        };
+        let step = |me: &mut Self, walked: &Rep, current: Rep| {
+            let counter = counter_of(me, &current)?;
+            let Rep::Tuple(mut fields) = current else {
+                return Err(me.bug("a loop state without its counter"));
+            };
+            let acc = fields.swap_remove(1);
+            let item = me.walk_item(walked, counter)?;
+            let value = match f {
+                Some(f) => me.call_in(f, vec![item], ROOT, ROOT)?,
+                None => item,
+            };
+            let next = match combine {
+                Combine::Call(op, _) => me.call_in(op, vec![acc, value], ROOT, ROOT)?,
+                Combine::Builtin(op) => {
+                    let (Some(a), Some(v)) = (acc.leaf(), value.leaf()) else {
+                        return Err(me.bug("a sum of a non-number"));
+                    };
+                    Rep::Leaf(me.b.binary(op, a, v))
+                }
+            };
+            let one = me.b.i32(1);
+            Ok(Rep::Tuple(vec![Rep::Leaf(me.b.add(counter, one)), next]))
+        };
+        match self.element_loop(reads, &walked, &carried, &start, ctx, holds, step)? {
+            Some(Rep::Tuple(mut fields)) if fields.len() == 2 => Ok(Some(fields.swap_remove(1))),
+            Some(_) => Err(self.bug("a loop state without its counter")),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether applying `callee` is scalar code: its captures are numbers, tuples or free
+    /// sequences of them, and its body is scalar code. Pushes the variables of `func` its
+    /// captures read.
+    fn scalar_callee(
+        &self,
+        func: &core::Function,
+        callee: &core::Callee,
+        reads: &mut Vec<core::VarId>,
+    ) -> bool {
+        let callee_fn = self.core.function(callee.func);
+        !self.recursive[callee.func as usize]
+            && callee.captures.iter().all(|&c| match (func.expr(c), func.ty(c)) {
+                (Expr::Var(v), Type::Seq(item)) if is_scalar_data(item) => {
+                    reads.push(*v);
+                    true
+                }
+                _ => self.scalar_code(func, c, reads),
+            })
+            && self.scalar_code(callee_fn, callee_fn.body, &mut Vec::new())
     }
 
     /// What an element loop walks, evaluated in `ctx`: for `range(...)`, its `(start, step,
@@ -505,6 +648,13 @@ impl<'c> Flattener<'c> {
 
 /// The values of the enclosing context an element loop reads: `outer` (scalars or vectors of
 /// the context) become the scalar `params`; `shared` vectors are read whole.
+/// How a sequential reduction combines its accumulator with the next item.
+enum Combine<'a> {
+    Builtin(BinaryOp),
+    /// A function, with the reduction's initial value.
+    Call(&'a core::Callee, ExprId),
+}
+
 #[derive(Default)]
 struct Inputs {
     outer: Vec<VarId>,

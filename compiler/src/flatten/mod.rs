@@ -43,9 +43,27 @@ use crate::types::{Scalar, Type};
 
 use self::builder::Builder;
 
+/// How flattening schedules nested work. The default flattens everything that can be
+/// flattened: every level of nesting becomes flat vector operations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// Copperhead's schedule for small, regular inner computations: inside parallel code,
+    /// `sum`, `product` or `reduce` (with an operator that cannot fail) of a comprehension
+    /// whose body is scalar code runs as a loop inside each element (an `ElementLoop`)
+    /// instead of as flat segmented operations. It reads each element's items where they
+    /// are and builds no inner sequence; it suits short inner sequences under many outer
+    /// elements, and loses parallelism when a few inner sequences are long.
+    pub sequential_inner: bool,
+}
+
 /// Flattens a program's top-level statements (and everything they call).
 pub fn flatten(program: &core::Program) -> Result<ir::Program, Diagnostic> {
-    let mut flattener = Flattener::new(program);
+    flatten_with(program, Options::default())
+}
+
+/// `flatten` with the schedule `options` ask for.
+pub fn flatten_with(program: &core::Program, options: Options) -> Result<ir::Program, Diagnostic> {
+    let mut flattener = Flattener::new(program, options);
     let main = &program.main;
     flattener.frames.push(Frame::new(main, 0));
     flattener.b.span = main.span(main.body);
@@ -58,8 +76,12 @@ pub fn flatten(program: &core::Program) -> Result<ir::Program, Diagnostic> {
 /// Flattens one function as a host entry point: its parameters and results follow
 /// `ir::layout(ty, false)`, and sequence arguments must be compact (offset 0, segments in
 /// order, as `cpu::value_to_vars` makes them). Benchmarks and tests call it with prepared inputs.
-pub fn flatten_entry(program: &core::Program, func: core::FuncId) -> Result<ir::Program, Diagnostic> {
-    let mut flattener = Flattener::new(program);
+pub fn flatten_entry(
+    program: &core::Program,
+    func: core::FuncId,
+    options: Options,
+) -> Result<ir::Program, Diagnostic> {
+    let mut flattener = Flattener::new(program, options);
     let function = program.function(func);
     let mut frame = Frame::new(function, 0);
     let mut params = Vec::new();
@@ -191,12 +213,13 @@ struct Flattener<'c> {
     lifted_ids: FxHashMap<core::FuncId, ir::FuncId>,
     /// How each nested loop and recursive call got to run.
     schedules: Vec<(TextRange, ir::Schedule)>,
+    options: Options,
 }
 
 type R<T> = Result<T, Diagnostic>;
 
 impl<'c> Flattener<'c> {
-    fn new(core: &'c core::Program) -> Flattener<'c> {
+    fn new(core: &'c core::Program, options: Options) -> Flattener<'c> {
         Flattener {
             core,
             b: Builder::default(),
@@ -208,6 +231,7 @@ impl<'c> Flattener<'c> {
             functions: vec![None],
             lifted_ids: FxHashMap::default(),
             schedules: Vec::new(),
+            options,
         }
     }
 
@@ -488,7 +512,12 @@ impl<'c> Flattener<'c> {
                     self.inline(*callee, args, ctx)?
                 }
             }
-            Expr::Prim { prim, args, funcs } => self.prim(func, id, prim, args, funcs, ctx)?,
+            Expr::Prim { prim, args, funcs } => {
+                match self.sequential_reduction(func, id, prim, args, funcs, ctx)? {
+                    Some(reduced) => reduced,
+                    None => self.prim(func, id, prim, args, funcs, ctx)?,
+                }
+            }
             Expr::ForLoop { state, init, elem, seq, body } if self.lifted(ctx) => {
                 self.lifted_for_loop(func, id, state, *init, elem, *seq, *body, ctx)?
             }

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 use weft_compiler::driver::{self, Backend, RunError};
+use weft_compiler::flatten::Options;
 use weft_compiler::{Database, Diagnostic, SourceFile, interp};
 
 pub const RELATIVE_TOLERANCE: f64 = 1e-3;
@@ -32,6 +33,8 @@ pub enum Executor {
     Interp,
     /// The flattened program on the parallel CPU executor.
     Cpu,
+    /// The same with Copperhead's schedule for inner reductions (`--sequential-inner`).
+    CpuSequentialInner,
 }
 
 /// Collects printed lines; reads data files relative to the workspace root.
@@ -71,8 +74,9 @@ pub fn run(executor: Executor, path: &Path) -> Outcome {
             );
             Outcome { stdout: String::from_utf8_lossy(&output.stdout).into_owned(), error: None }
         }
-        Executor::Interp => run_backend(Backend::Interp, path),
-        Executor::Cpu => run_backend(Backend::Cpu, path),
+        Executor::Interp => run_backend(Backend::Interp, Options::default(), path),
+        Executor::Cpu => run_backend(Backend::Cpu, Options::default(), path),
+        Executor::CpuSequentialInner => run_backend(Backend::Cpu, SEQUENTIAL_INNER, path),
     }
 }
 
@@ -90,13 +94,15 @@ pub fn unflattened(path: &Path) -> Option<String> {
     }
 }
 
-fn run_backend(backend: Backend, path: &Path) -> Outcome {
+const SEQUENTIAL_INNER: Options = Options { sequential_inner: true };
+
+fn run_backend(backend: Backend, options: Options, path: &Path) -> Outcome {
     let text =
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let db = Database::default();
     let file = SourceFile::new(&db, path.display().to_string(), text.clone());
     let mut host = CapturingHost { stdout: String::new() };
-    match driver::run(&db, file, backend, &mut host) {
+    match driver::run_with(&db, file, backend, options, &mut host) {
         Ok(()) => Outcome { stdout: host.stdout, error: None },
         Err(RunError::Runtime(error)) => Outcome { stdout: host.stdout, error: Some(error) },
         Err(RunError::Compile(diagnostics)) => panic!(
@@ -110,10 +116,19 @@ fn run_backend(backend: Backend, path: &Path) -> Outcome {
 /// Runs program text on a backend: its output, and the code and span of the run-time error it
 /// stopped with. A compile error is a test failure.
 pub fn run_source(source: &str, backend: Backend) -> (String, Option<(String, u32, u32)>) {
+    run_source_with(source, backend, Options::default())
+}
+
+/// `run_source`, flattening with the schedule `options` ask for.
+pub fn run_source_with(
+    source: &str,
+    backend: Backend,
+    options: Options,
+) -> (String, Option<(String, u32, u32)>) {
     let db = Database::default();
     let file = SourceFile::new(&db, "property.weft".to_string(), source.to_string());
     let mut host = CapturingHost { stdout: String::new() };
-    match driver::run(&db, file, backend, &mut host) {
+    match driver::run_with(&db, file, backend, options, &mut host) {
         Ok(()) => (host.stdout, None),
         Err(RunError::Runtime(e)) => {
             (host.stdout, Some((e.code.as_str().to_string(), e.range.start().into(), e.range.end().into())))
