@@ -14,6 +14,7 @@
 pub mod check;
 pub mod core;
 pub mod cpu;
+pub mod cse;
 pub mod db;
 pub mod diagnostics;
 pub mod driver;

@@ -107,9 +107,9 @@ pub fn flatten_entry(
 }
 
 /// Runs the IR checker after flattening in debug builds and tests (Futhark's habit).
-fn debug_check(program: &ir::Program) -> Result<(), Diagnostic> {
+fn debug_check(program: &ir::Program, pass: &str) -> Result<(), Diagnostic> {
     if cfg!(debug_assertions) {
-        ir::check(program, "flatten").map_err(|e| {
+        ir::check(program, pass).map_err(|e| {
             Diagnostic::new(Code::InternalError, TextRange::default(), format!("internal error: {e}"))
         })?;
     }
@@ -242,8 +242,10 @@ impl<'c> Flattener<'c> {
         let mut schedules = self.schedules;
         schedules.sort_by_key(|(span, schedule)| (span.start(), span.end(), *schedule));
         schedules.dedup();
-        let program = ir::Program { functions, main: 0, schedules };
-        debug_check(&program)?;
+        let mut program = ir::Program { functions, main: 0, schedules };
+        debug_check(&program, "flatten")?;
+        crate::cse::eliminate_common_subexpressions(&mut program);
+        debug_check(&program, "cse")?;
         Ok(program)
     }
 

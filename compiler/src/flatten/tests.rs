@@ -109,15 +109,11 @@ fn a_comprehension_is_one_element_wise_op_per_scalar_operation() {
           c%0: i32 = const(1) @6..7
           c%1: i32 = const(2) @9..10
           c%2: i32 = const(3) @12..13
-          c%3: i32 = const(3) @5..14
           c%4: i32 = const(0) @5..14
           concat%5: [i32] = concat(c%0, c%1, c%2) @5..14
-          c%6: i32 = const(0) @21..44
-          c%7: i32 = const(2) @26..27
-          t%8: [i32] = binary*(concat%5, c%7) @22..27
-          c%9: i32 = const(1) @30..31
-          t%10: [i32] = binary+(t%8, c%9) @22..31
-          print c%6, c%3, t%10: [i32] @15..45
+          t%8: [i32] = binary*(concat%5, c%1) @22..27
+          t%10: [i32] = binary+(t%8, c%0) @22..31
+          print c%4, c%2, t%10: [i32] @15..45
           => ()
     "#]]
     .assert_eq(&program.to_string());
@@ -173,4 +169,16 @@ fn the_checker_names_the_pass_that_broke_the_program() {
     }
     let error = ir::check(&program, "fuse").expect_err("the broken program is rejected");
     assert!(error.contains("after `fuse`"), "{error}");
+}
+
+#[test]
+fn filters_of_one_sequence_enter_it_once() {
+    // Two comprehensions over each `xs`: after common-subexpression elimination, the items of
+    // every `xs` are reached (segment ids, positions, gather) once, not once per filter.
+    let names = op_names(&flat(
+        "xss = [[1, 2, 3], [4]]\nprint([len([x for x in xs if x < 2]) + len([x for x in xs if x > 2]) for xs in xss])\n",
+    ));
+    let count = |name: &str| names.iter().filter(|n| *n == name).count();
+    assert_eq!(count("seg_iota"), 1, "{names:?}");
+    assert_eq!(count("pack"), 2, "{names:?}");
 }

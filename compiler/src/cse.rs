@@ -1,0 +1,158 @@
+//! Common-subexpression elimination on the segmented IR, the pass after `flatten`.
+//!
+//! Flattening lowers each core expression on its own, so a function that filters one sequence
+//! three times (quicksort's `lesser`, `equal`, `greater`) enters it three times: the same
+//! `seg_ids`, `seg_iota` and `gather`s over every element, three times over. Ops are pure and
+//! variables are assigned once, so an op whose kind and operands match an earlier op's can
+//! reuse that op's result. A repeated check is dropped the same way: it cannot fail where the
+//! earlier one passed.
+//!
+//! An op is reused only where its first copy dominates it: from the block it is in and the
+//! blocks nested in that block after it. An element loop's blocks start afresh, since they may
+//! read only their own parameters and state.
+
+use rustc_hash::FxHashMap;
+
+use crate::core::Literal;
+use crate::ir::{Block, Op, PrintItem, Program, StmtKind, VarId};
+
+/// Removes repeated ops from every function of `program`.
+pub fn eliminate_common_subexpressions(program: &mut Program) {
+    for function in &mut program.functions {
+        let mut pass = Pass { replaced: vec![None; function.vars.len()], seen: FxHashMap::default() };
+        pass.block(&mut function.body);
+    }
+}
+
+/// What identifies an op's result: the op with its operands already substituted. Constants
+/// compare by bits, so `-0.0` is not `0.0`.
+#[derive(PartialEq, Eq, Hash)]
+enum Key {
+    Float(u64, crate::types::Scalar),
+    Op(Op),
+}
+
+struct Pass {
+    /// The earlier variable that holds each removed op's result.
+    replaced: Vec<Option<VarId>>,
+    /// The ops met so far in the blocks that dominate the current statement, and the variable
+    /// each assigned (`None` for a check).
+    seen: FxHashMap<Key, Option<VarId>>,
+}
+
+impl Pass {
+    fn var(&self, v: VarId) -> VarId {
+        self.replaced.get(v as usize).copied().flatten().unwrap_or(v)
+    }
+
+    fn vars(&self, vs: &mut [VarId]) {
+        for v in vs {
+            *v = self.var(*v);
+        }
+    }
+
+    fn block(&mut self, block: &mut Block) {
+        let mut added = Vec::new();
+        let stmts = std::mem::take(&mut block.stmts);
+        for mut stmt in stmts {
+            match &mut stmt.kind {
+                StmtKind::Op { dest, op } => {
+                    for operand in operands_mut(op) {
+                        *operand = self.var(*operand);
+                    }
+                    let key = key_of(op);
+                    if let Some(&earlier) = self.seen.get(&key) {
+                        if let (Some(d), Some(e)) = (*dest, earlier) {
+                            self.replaced[d as usize] = Some(e);
+                        }
+                        continue;
+                    }
+                    self.seen.insert(key_of(op), *dest);
+                    added.push(key);
+                }
+                StmtKind::If { cond, then, otherwise, .. } => {
+                    *cond = self.var(*cond);
+                    self.block(then);
+                    self.block(otherwise);
+                }
+                StmtKind::While { init, cond, body, .. } => {
+                    self.vars(init);
+                    self.block(cond);
+                    self.block(body);
+                }
+                StmtKind::ElementLoop { len, inputs, shared, init, cond, body, .. } => {
+                    *len = self.var(*len);
+                    self.vars(inputs);
+                    self.vars(shared);
+                    self.vars(init);
+                    let outer = std::mem::take(&mut self.seen);
+                    self.block(cond);
+                    self.seen.clear();
+                    self.block(body);
+                    self.seen = outer;
+                }
+                StmtKind::Call { args, .. } => self.vars(args),
+                StmtKind::Print { items } => {
+                    for item in items {
+                        if let PrintItem::Value { vars, .. } = item {
+                            self.vars(vars);
+                        }
+                    }
+                }
+            }
+            block.stmts.push(stmt);
+        }
+        self.vars(&mut block.results);
+        for key in added {
+            self.seen.remove(&key);
+        }
+    }
+}
+
+fn key_of(op: &Op) -> Key {
+    match op {
+        Op::Const(Literal::Float(x, s)) => Key::Float(x.to_bits(), *s),
+        _ => Key::Op(op.clone()),
+    }
+}
+
+/// The variables an op reads, to rename.
+fn operands_mut(op: &mut Op) -> Vec<&mut VarId> {
+    use crate::ir::Check;
+    use Op::*;
+    match op {
+        Const(_) | Load { .. } => vec![],
+        Unary(_, a) | Cast(_, a) | Length(a) | Iota { len: a } => vec![a],
+        SegIota { lengths } | SegIds { lengths } => vec![lengths],
+        Binary(_, a, b) => vec![a, b],
+        Select(c, a, b) => vec![c, a, b],
+        Math(_, args) | Concat(args) => args.iter_mut().collect(),
+        Replicate { value, len } => vec![value, len],
+        Interleave { parts, len } => parts.iter_mut().chain([len]).collect(),
+        RandomF32 { seed, index } => vec![seed, index],
+        RandomI32 { lo, hi, seed, index } => vec![lo, hi, seed, index],
+        Gather { src, index } => vec![src, index],
+        Scatter { dst, index, src } => vec![dst, index, src],
+        Pack { src, flags } => vec![src, flags],
+        Reduce { src, .. } => vec![src],
+        SegReduce { src, segs, .. } | SegArgExtreme { src, segs, .. } => {
+            vec![src, &mut segs.offsets, &mut segs.lengths]
+        }
+        Scan { src, init, .. } => [src].into_iter().chain(init.as_mut()).collect(),
+        SegScan { src, init, segs, .. } => {
+            [src, &mut segs.offsets, &mut segs.lengths].into_iter().chain(init.as_mut()).collect()
+        }
+        SegSortPerm { keys, segs } => keys.iter_mut().chain([&mut segs.offsets, &mut segs.lengths]).collect(),
+        Check(check) => match check {
+            Check::IndexInRange { index, len, written, .. } => vec![index, len, written],
+            Check::LengthsEqual { a, b, .. } => vec![a, b],
+            Check::NonEmpty { len, .. } => vec![len],
+            Check::Assert { cond, .. } => vec![cond],
+            Check::NonNegative { n, .. } => vec![n],
+            Check::NonZeroStep { step, .. } => vec![step],
+            Check::Permutation { index, segs } => vec![index, &mut segs.offsets, &mut segs.lengths],
+            Check::PartitionLengths { lengths, sums, totals } => vec![lengths, sums, totals],
+            Check::RandomRange { lo, hi } => vec![lo, hi],
+        },
+    }
+}
