@@ -14,7 +14,6 @@
 pub mod check;
 pub mod core;
 pub mod cpu;
-pub mod cse;
 pub mod db;
 pub mod diagnostics;
 pub mod driver;
@@ -30,6 +29,7 @@ pub mod mono;
 pub mod names;
 pub mod parsed;
 pub mod prelude;
+pub mod simplify;
 pub mod syntax;
 pub mod types;
 

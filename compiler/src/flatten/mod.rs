@@ -244,8 +244,8 @@ impl<'c> Flattener<'c> {
         schedules.dedup();
         let mut program = ir::Program { functions, main: 0, schedules };
         debug_check(&program, "flatten")?;
-        crate::cse::eliminate_common_subexpressions(&mut program);
-        debug_check(&program, "cse")?;
+        crate::simplify::simplify(&mut program);
+        debug_check(&program, "simplify")?;
         Ok(program)
     }
 

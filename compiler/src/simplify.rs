@@ -1,4 +1,5 @@
-//! Common-subexpression elimination on the segmented IR, the pass after `flatten`.
+//! Simplification of the segmented IR, the pass after `flatten`: common-subexpression
+//! elimination, then dead-code elimination.
 //!
 //! Flattening lowers each core expression on its own, so a function that filters one sequence
 //! three times (quicksort's `lesser`, `equal`, `greater`) enters it three times: the same
@@ -10,17 +11,111 @@
 //! An op is reused only where its first copy dominates it: from the block it is in and the
 //! blocks nested in that block after it. An element loop's blocks start afresh, since they may
 //! read only their own parameters and state.
+//!
+//! Flattening also computes descriptors nobody reads (the segment ids of a filter's result
+//! that is only measured, say). An op whose result is never read and that cannot fail is
+//! removed; one that can fail stays, so that the program stops where the interpreter does.
 
 use rustc_hash::FxHashMap;
 
 use crate::core::Literal;
 use crate::ir::{Block, Op, PrintItem, Program, StmtKind, VarId};
 
-/// Removes repeated ops from every function of `program`.
-pub fn eliminate_common_subexpressions(program: &mut Program) {
+/// Removes repeated ops, then unread ops, from every function of `program`.
+pub fn simplify(program: &mut Program) {
     for function in &mut program.functions {
         let mut pass = Pass { replaced: vec![None; function.vars.len()], seen: FxHashMap::default() };
         pass.block(&mut function.body);
+        remove_dead_ops(&mut function.body, function.vars.len());
+    }
+}
+
+/// Removes the ops that cannot fail and whose results no statement reads, until none is left.
+fn remove_dead_ops(body: &mut Block, vars: usize) {
+    loop {
+        let mut read = vec![false; vars];
+        mark_reads(body, &mut read);
+        if !remove_unread(body, &read) {
+            return;
+        }
+    }
+}
+
+/// Marks every variable read anywhere in `block`, element loops' own blocks included.
+fn mark_reads(block: &Block, read: &mut [bool]) {
+    for stmt in &block.stmts {
+        let mut direct = Vec::new();
+        match &stmt.kind {
+            StmtKind::Op { op, .. } => direct = op.operands(),
+            StmtKind::If { cond, then, otherwise, .. } => {
+                direct.push(*cond);
+                mark_reads(then, read);
+                mark_reads(otherwise, read);
+            }
+            StmtKind::While { init, cond, body, .. } => {
+                direct.extend(init);
+                mark_reads(cond, read);
+                mark_reads(body, read);
+            }
+            StmtKind::ElementLoop { len, inputs, shared, init, cond, body, .. } => {
+                direct.extend([*len].iter().chain(inputs).chain(shared).chain(init));
+                mark_reads(cond, read);
+                mark_reads(body, read);
+            }
+            StmtKind::Call { args, .. } => direct.extend(args),
+            StmtKind::Print { items } => {
+                for item in items {
+                    if let PrintItem::Value { vars, .. } = item {
+                        direct.extend(vars);
+                    }
+                }
+            }
+        }
+        mark(read, &direct);
+    }
+    mark(read, &block.results);
+}
+
+fn mark(read: &mut [bool], vars: &[VarId]) {
+    for &v in vars {
+        if let Some(slot) = read.get_mut(v as usize) {
+            *slot = true;
+        }
+    }
+}
+
+/// Drops the unread ops that cannot fail from `block` and its nested blocks; whether any went.
+fn remove_unread(block: &mut Block, read: &[bool]) -> bool {
+    let before = block.stmts.len();
+    block.stmts.retain(|stmt| match &stmt.kind {
+        StmtKind::Op { dest: Some(d), op } => read.get(*d as usize).copied().unwrap_or(true) || can_fail(op),
+        _ => true,
+    });
+    let mut removed = block.stmts.len() != before;
+    for stmt in &mut block.stmts {
+        match &mut stmt.kind {
+            StmtKind::If { then: a, otherwise: b, .. }
+            | StmtKind::While { cond: a, body: b, .. }
+            | StmtKind::ElementLoop { cond: a, body: b, .. } => {
+                removed |= remove_unread(a, read);
+                removed |= remove_unread(b, read);
+            }
+            _ => {}
+        }
+    }
+    removed
+}
+
+/// Whether an op can stop the program with a user-facing error: integer division, modulo,
+/// powers and shifts, casts, maths functions, file loads and random numbers (their range is
+/// checked, but stay on the safe side).
+fn can_fail(op: &Op) -> bool {
+    use crate::core::BinaryOp::*;
+    match op {
+        Op::Binary(op, _, _) => matches!(op, FloorDiv | Mod | Div | Pow | Shl | Shr),
+        Op::Cast(..) | Op::Math(..) | Op::Load { .. } | Op::RandomF32 { .. } | Op::RandomI32 { .. } => true,
+        Op::Check(_) => true,
+        _ => false,
     }
 }
 
