@@ -70,11 +70,15 @@ struct ScheduleArgs {
     /// code as a sequential loop inside each element (Copperhead's schedule) instead of flat.
     #[arg(long)]
     sequential_inner: bool,
+    /// Run a recursive function called from parallel code on this many elements at a time
+    /// (piecewise execution, which bounds its memory); 0 runs all elements at once.
+    #[arg(long, default_value_t = flatten::DEFAULT_PIECE_SIZE)]
+    piece_size: u32,
 }
 
 impl ScheduleArgs {
     fn options(self) -> flatten::Options {
-        flatten::Options { sequential_inner: self.sequential_inner }
+        flatten::Options { sequential_inner: self.sequential_inner, piece_size: self.piece_size }
     }
 }
 

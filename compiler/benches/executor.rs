@@ -1,7 +1,9 @@
 //! `cargo bench --bench executor`: the CPU executor against plain sequential Rust loops written
 //! as baselines, on the targets of `docs/performance.md`:
 //! - the dot product of two 10M-element `f32` vectors;
-//! - Black-Scholes pricing of 1M options.
+//! - Black-Scholes pricing of 1M options;
+//! - sparse matrix times vector (CSR, the sample's `spmv_flat`), 1M rows of 0 to 15 non-zeros,
+//!   flat (the default) and with `--sequential-inner` (each row's sum a loop in its element).
 //!
 //! Each is timed with rayon pools of 1 and 2 threads (and the machine's default), and the
 //! table gives the median of several runs, the ratio to the baseline and the 1 -> 2 thread
@@ -14,12 +16,13 @@ use std::time::Duration;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use weft_compiler::cpu::{self, Buffer, ScalarValue, Value};
-use weft_compiler::interp::data::random_f32;
+use weft_compiler::flatten::Options;
+use weft_compiler::interp::data::{random_f32, random_i32};
 use weft_compiler::interp::ops::erf_f32;
 use weft_compiler::ir;
 
 mod common;
-use common::{NoHost, entry, median};
+use common::{NoHost, entry, entry_with, median};
 
 const DOT: &str = "\
 def dot(xs: [f32], ys: [f32]) -> f32:
@@ -49,14 +52,33 @@ def price_all(spots: [f32], strikes: [f32], times: [f32]) -> [(f32, f32)]:
 print(price_all([100.0], [100.0], [1.0]))
 ";
 
+const SPMV: &str = "\
+def spmv_flat(values: [f32], columns: [i32], row_ptr: [i32], x: [f32]) -> [f32]:
+    return [sum([values[k] * x[columns[k]] for k in range(row_ptr[r], row_ptr[r + 1])])
+            for r in range(len(row_ptr) - 1)]
+
+print(spmv_flat([1.0], [0], [0, 1], [2.0]))
+";
+
 /// A host sequence of `f32`, laid out as the IR passes it: offset, length, data.
 fn seq(data: Vec<f32>) -> Vec<Value> {
+    seq_of(Buffer::F32(data))
+}
+
+fn seq_of(data: Buffer) -> Vec<Value> {
     let n = data.len() as i32;
     vec![
         Value::Scalar(ScalarValue::I32(0)),
         Value::Scalar(ScalarValue::I32(n)),
-        Value::Vector(Arc::new(Buffer::F32(data))),
+        Value::Vector(Arc::new(data)),
     ]
+}
+
+fn spmv_baseline(values: &[f32], columns: &[i32], row_ptr: &[i32], x: &[f32]) -> Vec<f32> {
+    row_ptr
+        .windows(2)
+        .map(|w| (w[0]..w[1]).map(|k| values[k as usize] * x[columns[k as usize] as usize]).sum())
+        .collect()
 }
 
 fn weft_time(program: &ir::Program, args: &[Value], threads: Option<usize>, runs: usize) -> Duration {
@@ -177,4 +199,27 @@ fn main() {
     args.extend(seq(strikes));
     args.extend(seq(times));
     report("Black-Scholes, 1M options", baseline, &program, &args, runs);
+
+    let rows = 1_000_000;
+    let lengths = random_i32(rows, 0, 16, 4);
+    let row_ptr: Vec<i32> = std::iter::once(0)
+        .chain(lengths.iter().scan(0, |total, &l| {
+            *total += l;
+            Some(*total)
+        }))
+        .collect();
+    let nnz = *row_ptr.last().unwrap_or(&0) as usize;
+    let values = random_f32(nnz, 5);
+    let columns = random_i32(nnz, 0, rows as i32, 6);
+    let x = random_f32(rows, 7);
+    let baseline =
+        median(|| drop(std::hint::black_box(spmv_baseline(&values, &columns, &row_ptr, &x))), runs);
+    let mut args = seq(values);
+    args.extend(seq_of(Buffer::I32(columns)));
+    args.extend(seq_of(Buffer::I32(row_ptr)));
+    args.extend(seq(x));
+    println!("SpMV: {rows} rows, {nnz} non-zeros");
+    report("SpMV CSR, flat", baseline, &entry(SPMV, "spmv_flat"), &args, runs);
+    let sequential = entry_with(SPMV, "spmv_flat", Options { sequential_inner: true, ..Options::default() });
+    report("SpMV CSR, seq. inner", baseline, &sequential, &args, runs);
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use weft_compiler::cpu::{self, Buffer, Counters, ScalarValue, Value};
 use weft_compiler::interp::data::{random_f32, random_i32};
-use weft_compiler::{Database, SourceFile, driver, ir};
+use weft_compiler::{Database, SourceFile, driver, flatten, ir};
 
 mod common;
 use common::{NoHost, entry, median};
@@ -234,10 +234,18 @@ fn barnes_hut(runs: usize) {
         .replace("assert len(leaves) == n, \"every body has a leaf of its own\"", "");
     let db = Database::default();
     let file = SourceFile::new(&db, "barnes_hut_75k.weft".to_string(), source);
-    let run = || driver::run_cpu(&db, file, &mut NoHost).expect("the Barnes-Hut step runs");
-    let (counters, peak) = peak_of(run);
-    let weft = median(|| drop(std::hint::black_box(run())), runs);
-    report("Barnes-Hut step, 75K bodies", weft, None, &counters, peak, n * 12);
+    // The force walk piecewise (the default piece and smaller ones), then all bodies at once.
+    for piece in [flatten::DEFAULT_PIECE_SIZE, 4096, 1024, 0] {
+        let options = flatten::Options { piece_size: piece, ..flatten::Options::default() };
+        let run = || driver::run_cpu_with(&db, file, options, &mut NoHost).expect("the Barnes-Hut step runs");
+        let (counters, peak) = peak_of(run);
+        let weft = median(|| drop(std::hint::black_box(run())), runs);
+        let name = match piece {
+            0 => "Barnes-Hut, 75K, all at once".to_string(),
+            _ => format!("Barnes-Hut, 75K, pieces {piece}"),
+        };
+        report(&name, weft, None, &counters, peak, n * 12);
+    }
 }
 
 fn main() {

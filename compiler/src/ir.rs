@@ -86,6 +86,9 @@ pub enum Schedule {
     /// A recursive call: one call of the lifted function per recursion level, for all of the
     /// level's elements, flat.
     OneCallPerLevel,
+    /// A recursive call from parallel code: one call per level, flat, for a piece of the
+    /// elements at a time (`flatten::Options::piece_size`).
+    OneCallPerLevelPiecewise,
     /// A reduction of a scalar comprehension: a loop inside each element that reads the items
     /// where they are (`flatten::Options::sequential_inner`, Copperhead's schedule).
     SequentialReduction,
@@ -99,6 +102,7 @@ impl Schedule {
             Schedule::SequentialInEachElement => "loop, sequential inside each element",
             Schedule::RoundsOverRunningElements => "loop, flat rounds over the elements still running",
             Schedule::OneCallPerLevel => "recursion, flat, one call per level",
+            Schedule::OneCallPerLevelPiecewise => "recursion, flat, one call per level, piece by piece",
             Schedule::SequentialReduction => "reduction, sequential inside each element",
             Schedule::SegmentedReduction => "reduction, flat, segmented over the elements",
         }

@@ -176,7 +176,8 @@ fn sequential_inner_reductions_loop_inside_each_element() {
     // CSR sparse matrix times vector: 100 rows of 0 to 6 items each.
     let source = "rowptr = scan(lambda a, b: a + b, [i % 7 for i in range(100)])\nstarts = concat([0], rowptr)\ncols = [(k * 13) % 50 for k in range(rowptr[-1])]\nvals = [f32(k % 5) for k in range(rowptr[-1])]\nx = [f32(j) * 0.5 for j in range(50)]\ny = [sum([vals[k] * x[cols[k]] for k in range(starts[i], starts[i + 1])]) for i in range(100)]\nprint(len(vals), y)\n";
     let (flat, flat_out) = counted(source);
-    let (sequential, sequential_out) = counted_with(source, Options { sequential_inner: true });
+    let (sequential, sequential_out) =
+        counted_with(source, Options { sequential_inner: true, ..Options::default() });
     assert_eq!(flat_out, sequential_out);
     assert_eq!(flat.element_loop_iterations, 0, "flattening stays the default");
     let items: u64 = flat_out.split_whitespace().next().and_then(|n| n.parse().ok()).expect("the item count");
@@ -187,6 +188,19 @@ fn sequential_inner_reductions_loop_inside_each_element() {
         sequential.elements,
         flat.elements
     );
+}
+
+#[test]
+fn a_recursion_entered_from_parallel_code_runs_piece_by_piece() {
+    // 100 elements in pieces of 8: 13 rounds of the host loop, each one flat call per level
+    // for its piece, and the same results as all at once.
+    let source = "def depth(n: i32) -> i32:\n    if n < 2:\n        return 0\n    return max(depth(n // 2), depth(n - n // 2 - 1)) + 1\nprint([depth(n) for n in range(100)])\n";
+    let (whole, whole_out) = counted_with(source, Options { piece_size: 0, ..Options::default() });
+    let (pieces, pieces_out) = counted_with(source, Options { piece_size: 8, ..Options::default() });
+    assert_eq!(whole_out, pieces_out);
+    assert_eq!(whole.host_loop_iterations, 0, "one call for all 100 elements");
+    assert_eq!(pieces.host_loop_iterations, 13, "ceil(100 / 8) pieces");
+    assert!(pieces.max_call_depth <= whole.max_call_depth, "a piece recurses no deeper");
 }
 
 #[test]

@@ -82,8 +82,14 @@ proptest! {
         for program in PROGRAMS {
             let source = format!("{header}{program}\n");
             let (expected, expected_error) = run(&source, Backend::Interp, Options::default());
-            // Flat, the default, and with inner reductions sequential in each element.
-            for options in [Options::default(), Options { sequential_inner: true }] {
+            // Flat, the default; with inner reductions sequential in each element; and with
+            // recursions entered from parallel code running two elements at a time.
+            let schedules = [
+                Options::default(),
+                Options { sequential_inner: true, ..Options::default() },
+                Options { piece_size: 2, ..Options::default() },
+            ];
+            for options in schedules {
                 let (actual, actual_error) = run(&source, Backend::Cpu, options);
                 prop_assert_eq!(&expected_error, &actual_error, "{:?}\n{}", options, source);
                 if let Err(difference) = compare(&expected, &actual) {

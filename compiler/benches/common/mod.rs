@@ -22,12 +22,16 @@ pub fn median(mut f: impl FnMut(), runs: usize) -> Duration {
 /// The flattened entry point `name` of a program (whose top level must call it, so that it is
 /// specialised).
 pub fn entry(source: &str, name: &str) -> ir::Program {
+    entry_with(source, name, flatten::Options::default())
+}
+
+/// `entry`, flattened with the schedule `options` ask for.
+pub fn entry_with(source: &str, name: &str, options: flatten::Options) -> ir::Program {
     let db = Database::default();
     let file = SourceFile::new(&db, format!("{name}.weft"), source.to_string());
     let core = driver::compile(&db, file).expect("the benchmark program compiles");
     let id = core.functions.iter().position(|f| f.name == name).expect("the entry function exists");
-    flatten::flatten_entry(core, id as u32, flatten::Options::default())
-        .expect("the benchmark program flattens")
+    flatten::flatten_entry(core, id as u32, options).expect("the benchmark program flattens")
 }
 
 /// Prints nothing and reads no files.

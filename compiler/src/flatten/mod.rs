@@ -45,7 +45,7 @@ use self::builder::Builder;
 
 /// How flattening schedules nested work. The default flattens everything that can be
 /// flattened: every level of nesting becomes flat vector operations.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Options {
     /// Copperhead's schedule for small, regular inner computations: inside parallel code,
     /// `sum`, `product` or `reduce` (with an operator that cannot fail) of a comprehension
@@ -54,7 +54,21 @@ pub struct Options {
     /// are and builds no inner sequence; it suits short inner sequences under many outer
     /// elements, and loses parallelism when a few inner sequences are long.
     pub sequential_inner: bool,
+    /// Piecewise execution: a recursive function called from parallel code, whose results are
+    /// numbers and tuples, runs this many elements at a time (0: all at once), which bounds the
+    /// memory of its breadth-first frontier (Barnes–Hut's force walk).
+    pub piece_size: u32,
 }
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { sequential_inner: false, piece_size: DEFAULT_PIECE_SIZE }
+    }
+}
+
+/// The elements of a piece: enough for every op of a level to fill the machine's threads
+/// (each op runs in parallel above 16,384 elements) and to amortise its fixed cost.
+pub const DEFAULT_PIECE_SIZE: u32 = 16_384;
 
 /// Flattens a program's top-level statements (and everything they call).
 pub fn flatten(program: &core::Program) -> Result<ir::Program, Diagnostic> {
@@ -214,6 +228,8 @@ struct Flattener<'c> {
     /// How each nested loop and recursive call got to run.
     schedules: Vec<(TextRange, ir::Schedule)>,
     options: Options,
+    /// How many lifted functions are being flattened, one inside another's flattening.
+    lifted_depth: usize,
 }
 
 type R<T> = Result<T, Diagnostic>;
@@ -232,6 +248,7 @@ impl<'c> Flattener<'c> {
             lifted_ids: FxHashMap::default(),
             schedules: Vec::new(),
             options,
+            lifted_depth: 0,
         }
     }
 

@@ -15,9 +15,9 @@
 
 use crate::core;
 use crate::ir::{self, Block, FuncId, IrType, StmtKind, VarId};
-use crate::types::Scalar;
+use crate::types::{Scalar, Type};
 
-use super::{Ctx, CtxId, Flattener, Frame, Memo, R, ROOT, Rep, seqs};
+use super::{Ctx, CtxId, Flattener, Frame, Memo, R, ROOT, Rep, is_scalar_data, prims, seqs};
 
 impl<'c> Flattener<'c> {
     /// Calls the lifted version of recursive `callee` for every element of `ctx`, with
@@ -30,13 +30,21 @@ impl<'c> Flattener<'c> {
     ) -> R<Rep> {
         let id = self.lifted_function(callee)?;
         let function = self.core.function(callee);
-        let mut vars = Vec::new();
+        let mut collections = Vec::new();
         for ((rep, from), &param) in args.into_iter().zip(&function.params) {
             let rep = self.lift(&rep, from, ctx);
-            let ty = &function.vars[param as usize].ty;
-            vars.extend(self.collection_vars(&rep, ty, ctx));
+            collections.push(self.collection(&rep, &function.vars[param as usize].ty, ctx));
         }
         let size = self.size(ctx);
+        let piece = self.options.piece_size;
+        if self.lifted(ctx) && self.lifted_depth == 0 && piece > 0 && is_scalar_data(&function.ret) {
+            self.schedule(ir::Schedule::OneCallPerLevelPiecewise);
+            return self.call_piecewise(id, &function.ret, &collections, size, piece);
+        }
+        let mut vars = Vec::new();
+        for collection in &collections {
+            seqs::push_vars(collection, &mut vars);
+        }
         vars.push(size);
         let result_types = ir::layout(&function.ret, true);
         let call = |me: &mut Self| {
@@ -71,9 +79,8 @@ impl<'c> Flattener<'c> {
         })
     }
 
-    /// The variables of a value of `ctx` as a collection with one value per element (one in
-    /// the root).
-    fn collection_vars(&mut self, rep: &Rep, ty: &crate::types::Type, ctx: CtxId) -> Vec<VarId> {
+    /// A value of `ctx` as a collection with one value per element (one in the root).
+    fn collection(&mut self, rep: &Rep, ty: &Type, ctx: CtxId) -> Rep {
         let collection = if self.lifted(ctx) {
             self.force_rep(rep, ctx)
         } else {
@@ -85,7 +92,51 @@ impl<'c> Flattener<'c> {
         if out.len() != ir::layout(ty, true).len() {
             self.b.record_bug(format!("an argument of type {ty} has {} variables", out.len()));
         }
-        out
+        collection
+    }
+
+    /// Piecewise execution (Palmer, Prins and Westfold): a recursion entered from parallel
+    /// code runs `piece` elements at a time, in a host loop, each piece flat. A level's
+    /// frontier (every element's open subproblems at that depth, all live at once) is then a
+    /// piece's, not the whole input's. The results, numbers and tuples, are concatenated.
+    fn call_piecewise(&mut self, id: FuncId, ret: &Type, args: &[Rep], size: VarId, piece: u32) -> R<Rep> {
+        let start = self.b.i32(0);
+        let empty = self.empty_coll(ret);
+        let (results, _) = self.rounds(
+            ret,
+            &empty,
+            vec![start],
+            |me, state| Ok(me.b.binary(core::BinaryOp::Lt, state[0], size)),
+            |me, done, state| {
+                let start = state[0];
+                let left = me.b.sub(size, start);
+                let piece = me.b.i32(i64::from(piece));
+                let short = me.b.binary(core::BinaryOp::Lt, left, piece);
+                let count = me.b.select(short, left, piece);
+                let iota = me.b.emit("iota", ir::Op::Iota { len: count });
+                let mine = me.b.add(iota, start);
+                let mut vars = Vec::new();
+                for arg in args {
+                    let picked: Vec<VarId> =
+                        prims::top_leaves(arg).into_iter().map(|v| me.b.gather(v, mine)).collect();
+                    seqs::push_vars(&prims::rebuild_top(arg, &mut picked.into_iter()), &mut vars);
+                }
+                vars.push(count);
+                let dests: Vec<VarId> =
+                    ir::layout(ret, true).into_iter().map(|t| me.b.var("result", t)).collect();
+                me.b.push(StmtKind::Call { func: id, args: vars, dests: dests.clone() });
+                let mut so_far = Vec::new();
+                seqs::push_vars(&done, &mut so_far);
+                let joined: Vec<VarId> = so_far
+                    .into_iter()
+                    .zip(dests)
+                    .map(|(a, b)| me.b.emit("result", ir::Op::Concat(vec![a, b])))
+                    .collect();
+                let next = me.b.add(start, count);
+                Ok((seqs::from_layout(ret, &mut joined.into_iter()), vec![next]))
+            },
+        )?;
+        Ok(results)
     }
 
     /// The IR function `f^` of recursive core function `f`, flattened on first use.
@@ -113,10 +164,12 @@ impl<'c> Flattener<'c> {
         params.push(size);
         self.frames.push(frame);
         self.b.span = function.span(function.body);
+        self.lifted_depth += 1;
         let body = self.expr(function.body, all).map(|rep| {
             let results = self.canonical(&rep, &function.ret, all);
             Block { stmts: self.b.take_stmts(), results }
         });
+        self.lifted_depth -= 1;
         let lifted = body.and_then(|body| self.finish(format!("{}^", function.name), params, body));
         self.leave_function(outer);
         self.functions[id as usize] = Some(lifted?);

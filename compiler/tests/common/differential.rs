@@ -76,7 +76,9 @@ pub fn run(executor: Executor, path: &Path) -> Outcome {
         }
         Executor::Interp => run_backend(Backend::Interp, Options::default(), path),
         Executor::Cpu => run_backend(Backend::Cpu, Options::default(), path),
-        Executor::CpuSequentialInner => run_backend(Backend::Cpu, SEQUENTIAL_INNER, path),
+        Executor::CpuSequentialInner => {
+            run_backend(Backend::Cpu, Options { sequential_inner: true, ..Options::default() }, path)
+        }
     }
 }
 
@@ -93,8 +95,6 @@ pub fn unflattened(path: &Path) -> Option<String> {
         Ok(_) => None,
     }
 }
-
-const SEQUENTIAL_INNER: Options = Options { sequential_inner: true };
 
 fn run_backend(backend: Backend, options: Options, path: &Path) -> Outcome {
     let text =
