@@ -235,7 +235,7 @@ fn barnes_hut(runs: usize) {
     let db = Database::default();
     let file = SourceFile::new(&db, "barnes_hut_75k.weft".to_string(), source);
     // The force walk piecewise (the default piece and smaller ones), then all bodies at once.
-    for piece in [flatten::DEFAULT_PIECE_SIZE, 4096, 1024, 0] {
+    for piece in [16_384, flatten::DEFAULT_PIECE_SIZE, 1024, 0] {
         let options = flatten::Options { piece_size: piece, ..flatten::Options::default() };
         let run = || driver::run_cpu_with(&db, file, options, &mut NoHost).expect("the Barnes-Hut step runs");
         let (counters, peak) = peak_of(run);

@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 use rowan::TextRange;
 
-use crate::ir::{Block, Op, StmtKind, VarId};
+use crate::core::BinaryOp;
+use crate::ir::{Block, Check, Op, StmtKind, VarId};
 
 use super::kernels;
 use super::value::{Buffer, ScalarValue, Value};
@@ -125,6 +126,10 @@ impl Loop<'_> {
                         }
                     }
                 }
+                StmtKind::Op { dest: Some(d), op } if let Some(value) = fast_op(op, frame) => {
+                    set(frame, *d, value, stmt.span)?;
+                }
+                StmtKind::Op { dest: None, op: Op::Check(check) } if passes_fast(check, frame) => {}
                 StmtKind::Op { dest, op } => {
                     let args = op
                         .operands()
@@ -171,4 +176,85 @@ fn set(frame: &mut Frame, v: VarId, value: ScalarValue, span: TextRange) -> R<()
 
 fn span_of(block: &Block) -> TextRange {
     block.stmts.first().map(|s| s.span).unwrap_or_default()
+}
+
+/// The commonest ops of element loops (arithmetic that cannot fail, comparisons, `select`),
+/// straight on scalars: the vector kernels would allocate for every one. `None` for the
+/// others, which go through `kernels::run_op`. Integer arithmetic wraps and float arithmetic
+/// is IEEE, as in the kernels.
+fn fast_op(op: &Op, frame: &Frame) -> Option<ScalarValue> {
+    let get = |v: VarId| frame.get(v as usize).copied().flatten();
+    match op {
+        Op::Binary(op, a, b) => fast_binary(*op, get(*a)?, get(*b)?),
+        Op::Const(literal) => match kernels::literal(literal) {
+            Ok(Value::Scalar(s)) => Some(s),
+            _ => None,
+        },
+        Op::Select(c, a, b) => match get(*c)? {
+            ScalarValue::Bool(true) => get(*a),
+            ScalarValue::Bool(false) => get(*b),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether a bounds check visibly passes; a failing one goes through the kernel, which words
+/// the error.
+fn passes_fast(check: &Check, frame: &Frame) -> bool {
+    let get = |v: VarId| frame.get(v as usize).copied().flatten();
+    match check {
+        Check::IndexInRange { index, len, .. } => match (get(*index), get(*len)) {
+            (Some(ScalarValue::I32(i)), Some(ScalarValue::I32(n))) => 0 <= i && i < n,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+fn fast_binary(op: BinaryOp, a: ScalarValue, b: ScalarValue) -> Option<ScalarValue> {
+    use BinaryOp::*;
+    use ScalarValue as S;
+    macro_rules! compare {
+        ($x:expr, $y:expr) => {
+            match op {
+                Eq => Some(S::Bool($x == $y)),
+                Ne => Some(S::Bool($x != $y)),
+                Lt => Some(S::Bool($x < $y)),
+                Le => Some(S::Bool($x <= $y)),
+                Gt => Some(S::Bool($x > $y)),
+                Ge => Some(S::Bool($x >= $y)),
+                _ => None,
+            }
+        };
+    }
+    match (a, b) {
+        (S::I32(x), S::I32(y)) => match op {
+            Add => Some(S::I32(x.wrapping_add(y))),
+            Sub => Some(S::I32(x.wrapping_sub(y))),
+            Mul => Some(S::I32(x.wrapping_mul(y))),
+            _ => compare!(x, y),
+        },
+        (S::I64(x), S::I64(y)) => match op {
+            Add => Some(S::I64(x.wrapping_add(y))),
+            Sub => Some(S::I64(x.wrapping_sub(y))),
+            Mul => Some(S::I64(x.wrapping_mul(y))),
+            _ => compare!(x, y),
+        },
+        (S::F32(x), S::F32(y)) => match op {
+            Add => Some(S::F32(x + y)),
+            Sub => Some(S::F32(x - y)),
+            Mul => Some(S::F32(x * y)),
+            Div => Some(S::F32(x / y)),
+            _ => compare!(x, y),
+        },
+        (S::F64(x), S::F64(y)) => match op {
+            Add => Some(S::F64(x + y)),
+            Sub => Some(S::F64(x - y)),
+            Mul => Some(S::F64(x * y)),
+            Div => Some(S::F64(x / y)),
+            _ => compare!(x, y),
+        },
+        _ => None,
+    }
 }

@@ -193,6 +193,27 @@ impl<'c> Flattener<'c> {
             return Ok(None);
         }
         let walked = self.walked(func, seq, ctx)?;
+        self.walk_in_each_element(reads, &walked, ty, init, ctx, |me, current, item| {
+            me.bind(state, current, ROOT)?;
+            me.bind(elem, item, ROOT)?;
+            me.expr(body, ROOT)
+        })
+    }
+
+    /// A loop over each item of `walked` (a value of `ctx` from `walked()`), with state of type
+    /// `ty` from `init`, as one `ElementLoop`: `next` flattens, in the root context, the next
+    /// state from the current one and the item. `reads` are the free variables `next` reads.
+    #[allow(clippy::too_many_arguments)]
+    fn walk_in_each_element(
+        &mut self,
+        reads: Vec<core::VarId>,
+        walked: &Rep,
+        ty: &Type,
+        init: &Rep,
+        ctx: CtxId,
+        next: impl FnOnce(&mut Self, Rep, Rep) -> R<Rep>,
+    ) -> R<Option<Rep>> {
+        // The state carries a counter into the walked items.
         let carried = Type::Tuple(vec![Type::Scalar(Scalar::I32), ty.clone()]);
         let zero = self.b.i32(0);
         let start = Rep::Tuple(vec![Rep::Leaf(zero), init.clone()]);
@@ -206,14 +227,12 @@ impl<'c> Flattener<'c> {
             let Rep::Tuple(mut fields) = current else {
                 return Err(me.bug("a loop state without its counter"));
             };
-            me.bind(state, fields.swap_remove(1), ROOT)?;
             let item = me.walk_item(walked, counter)?;
-            me.bind(elem, item, ROOT)?;
-            let next = me.expr(body, ROOT)?;
+            let state = next(me, fields.swap_remove(1), item)?;
             let one = me.b.i32(1);
-            Ok(Rep::Tuple(vec![Rep::Leaf(me.b.add(counter, one)), next]))
+            Ok(Rep::Tuple(vec![Rep::Leaf(me.b.add(counter, one)), state]))
         };
-        Ok(match self.element_loop(reads, &walked, &carried, &start, ctx, holds, step)? {
+        Ok(match self.element_loop(reads, walked, &carried, &start, ctx, holds, step)? {
             Some(Rep::Tuple(mut fields)) if fields.len() == 2 => Some(fields.swap_remove(1)),
             Some(_) => return Err(self.bug("a loop state without its counter")),
             None => None,
@@ -304,42 +323,19 @@ impl<'c> Flattener<'c> {
             (_, Type::Scalar(s)) => Rep::Leaf(self.b.zero(*s)),
             _ => return Err(self.bug("a sum of a non-number")),
         };
-        let carried = Type::Tuple(vec![Type::Scalar(Scalar::I32), ty]);
-        let zero = self.b.i32(0);
-        let start = Rep::Tuple(vec![Rep::Leaf(zero), init]);
-        let holds = |me: &mut Self, walked: &Rep, current: Rep| {
-            let counter = counter_of(me, &current)?;
-            let len = me.walk_len(walked)?;
-            Ok(me.b.binary(BinaryOp::Lt, counter, len))
-        };
-        let step = |me: &mut Self, walked: &Rep, current: Rep| {
-            let counter = counter_of(me, &current)?;
-            let Rep::Tuple(mut fields) = current else {
-                return Err(me.bug("a loop state without its counter"));
-            };
-            let acc = fields.swap_remove(1);
-            let item = me.walk_item(walked, counter)?;
+        self.walk_in_each_element(reads, &walked, &ty, &init, ctx, |me, acc, item| {
             let value = match f {
                 Some(f) => me.call_in(f, vec![item], ROOT, ROOT)?,
                 None => item,
             };
-            let next = match combine {
-                Combine::Call(op, _) => me.call_in(op, vec![acc, value], ROOT, ROOT)?,
-                Combine::Builtin(op) => {
-                    let (Some(a), Some(v)) = (acc.leaf(), value.leaf()) else {
-                        return Err(me.bug("a sum of a non-number"));
-                    };
-                    Rep::Leaf(me.b.binary(op, a, v))
-                }
-            };
-            let one = me.b.i32(1);
-            Ok(Rep::Tuple(vec![Rep::Leaf(me.b.add(counter, one)), next]))
-        };
-        match self.element_loop(reads, &walked, &carried, &start, ctx, holds, step)? {
-            Some(Rep::Tuple(mut fields)) if fields.len() == 2 => Ok(Some(fields.swap_remove(1))),
-            Some(_) => Err(self.bug("a loop state without its counter")),
-            None => Ok(None),
-        }
+            match combine {
+                Combine::Call(op, _) => me.call_in(op, vec![acc, value], ROOT, ROOT),
+                Combine::Builtin(op) => match (acc.leaf(), value.leaf()) {
+                    (Some(a), Some(v)) => Ok(Rep::Leaf(me.b.binary(op, a, v))),
+                    _ => Err(me.bug("a sum of a non-number")),
+                },
+            }
+        })
     }
 
     /// Whether applying `callee` is scalar code: its captures are numbers, tuples or free

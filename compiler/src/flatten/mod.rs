@@ -66,9 +66,10 @@ impl Default for Options {
     }
 }
 
-/// The elements of a piece: enough for every op of a level to fill the machine's threads
-/// (each op runs in parallel above 16,384 elements) and to amortise its fixed cost.
-pub const DEFAULT_PIECE_SIZE: u32 = 16_384;
+/// The elements of a piece. A piece's level still gives each op many elements when every
+/// element opens several subproblems (Barnes–Hut's walk: hundreds of thousands), so the fixed
+/// cost of an op stays small; `docs/performance.md` has the measurements behind the choice.
+pub const DEFAULT_PIECE_SIZE: u32 = 4096;
 
 /// Flattens a program's top-level statements (and everything they call).
 pub fn flatten(program: &core::Program) -> Result<ir::Program, Diagnostic> {
