@@ -228,33 +228,32 @@ fn fast_binary(op: BinaryOp, a: ScalarValue, b: ScalarValue) -> Option<ScalarVal
             }
         };
     }
+    macro_rules! ints {
+        ($wrap:path, $x:expr, $y:expr) => {
+            match op {
+                Add => Some($wrap($x.wrapping_add($y))),
+                Sub => Some($wrap($x.wrapping_sub($y))),
+                Mul => Some($wrap($x.wrapping_mul($y))),
+                _ => compare!($x, $y),
+            }
+        };
+    }
+    macro_rules! floats {
+        ($wrap:path, $x:expr, $y:expr) => {
+            match op {
+                Add => Some($wrap($x + $y)),
+                Sub => Some($wrap($x - $y)),
+                Mul => Some($wrap($x * $y)),
+                Div => Some($wrap($x / $y)),
+                _ => compare!($x, $y),
+            }
+        };
+    }
     match (a, b) {
-        (S::I32(x), S::I32(y)) => match op {
-            Add => Some(S::I32(x.wrapping_add(y))),
-            Sub => Some(S::I32(x.wrapping_sub(y))),
-            Mul => Some(S::I32(x.wrapping_mul(y))),
-            _ => compare!(x, y),
-        },
-        (S::I64(x), S::I64(y)) => match op {
-            Add => Some(S::I64(x.wrapping_add(y))),
-            Sub => Some(S::I64(x.wrapping_sub(y))),
-            Mul => Some(S::I64(x.wrapping_mul(y))),
-            _ => compare!(x, y),
-        },
-        (S::F32(x), S::F32(y)) => match op {
-            Add => Some(S::F32(x + y)),
-            Sub => Some(S::F32(x - y)),
-            Mul => Some(S::F32(x * y)),
-            Div => Some(S::F32(x / y)),
-            _ => compare!(x, y),
-        },
-        (S::F64(x), S::F64(y)) => match op {
-            Add => Some(S::F64(x + y)),
-            Sub => Some(S::F64(x - y)),
-            Mul => Some(S::F64(x * y)),
-            Div => Some(S::F64(x / y)),
-            _ => compare!(x, y),
-        },
+        (S::I32(x), S::I32(y)) => ints!(S::I32, x, y),
+        (S::I64(x), S::I64(y)) => ints!(S::I64, x, y),
+        (S::F32(x), S::F32(y)) => floats!(S::F32, x, y),
+        (S::F64(x), S::F64(y)) => floats!(S::F64, x, y),
         _ => None,
     }
 }

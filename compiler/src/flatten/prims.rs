@@ -292,11 +292,11 @@ impl<'c> Flattener<'c> {
         let elems = if simple {
             within
         } else {
+            // A uniform start or step (a literal step, say) stays a scalar.
             let ids = self.b.emit("segment", Op::SegIds { lengths: count });
-            let start = self.force(start, ctx);
-            let step = self.force(step, ctx);
-            let start = self.b.gather(start, ids);
-            let step = self.b.gather(step, ids);
+            let per_item = |me: &mut Self, v: VarId| if me.b.is_vector(v) { me.b.gather(v, ids) } else { v };
+            let start = per_item(self, start);
+            let step = per_item(self, step);
             let scaled = self.b.mul(within, step);
             self.b.add(scaled, start)
         };
