@@ -249,21 +249,18 @@ impl<'c> Flattener<'c> {
         &mut self,
         func: &'c core::Function,
         id: ExprId,
-        prim: &core::Prim,
-        args: &[ExprId],
-        funcs: &[core::Callee],
         ctx: CtxId,
     ) -> R<Option<Rep>> {
         use core::Prim;
-        if !self.lifted(ctx) || !matches!(prim, Prim::Sum | Prim::Product | Prim::Reduce) {
+        let Expr::Prim { prim: Prim::Sum | Prim::Product | Prim::Reduce, .. } = func.expr(id) else {
+            return Ok(None);
+        };
+        if !self.lifted(ctx) {
             return Ok(None);
         }
         let span = self.b.span;
-        let reduced = if self.options.sequential_inner {
-            self.reduction_in_each_element(func, id, prim, args, funcs, ctx)?
-        } else {
-            None
-        };
+        let reduced =
+            if self.options.sequential_inner { self.reduction_in_each_element(func, id, ctx)? } else { None };
         let schedule = match reduced {
             Some(_) => ir::Schedule::SequentialReduction,
             None => ir::Schedule::SegmentedReduction,
@@ -276,12 +273,10 @@ impl<'c> Flattener<'c> {
         &mut self,
         func: &'c core::Function,
         id: ExprId,
-        prim: &core::Prim,
-        args: &[ExprId],
-        funcs: &[core::Callee],
         ctx: CtxId,
     ) -> R<Option<Rep>> {
         use core::Prim;
+        let Expr::Prim { prim, args, funcs } = func.expr(id) else { return Ok(None) };
         let ty = func.ty(id).clone();
         let mut reads = Vec::new();
         let Some(&source) = args.first() else { return Ok(None) };
@@ -361,7 +356,7 @@ impl<'c> Flattener<'c> {
 
     /// What an element loop walks, evaluated in `ctx`: for `range(...)`, its `(start, step,
     /// count)`, so that no element's range is ever built; otherwise the sequence itself.
-    pub(super) fn walked(&mut self, func: &'c core::Function, seq: ExprId, ctx: CtxId) -> R<Rep> {
+    fn walked(&mut self, func: &'c core::Function, seq: ExprId, ctx: CtxId) -> R<Rep> {
         if let Expr::Prim { prim: core::Prim::Range, args, .. } = func.expr(seq) {
             let mut bounds = Vec::new();
             for &arg in args {
@@ -415,7 +410,7 @@ impl<'c> Flattener<'c> {
     /// `walked`'s parameters and the current state. `None` when a value read is not numbers,
     /// tuples or sequences of them.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn element_loop(
+    fn element_loop(
         &mut self,
         reads: Vec<core::VarId>,
         walked: &Rep,
@@ -514,7 +509,7 @@ impl<'c> Flattener<'c> {
     /// lets, scalar prelude functions, calls of non-recursive functions that are scalar code
     /// too, and `xs[i]` and `len(xs)` of free sequences of numbers or tuples. Pushes the
     /// variables of `func` it reads.
-    pub(super) fn scalar_code(&self, func: &core::Function, e: ExprId, reads: &mut Vec<core::VarId>) -> bool {
+    fn scalar_code(&self, func: &core::Function, e: ExprId, reads: &mut Vec<core::VarId>) -> bool {
         let all = |items: &[ExprId], reads: &mut Vec<core::VarId>| {
             items.iter().all(|&x| self.scalar_code(func, x, reads))
         };

@@ -532,12 +532,10 @@ impl<'c> Flattener<'c> {
                     self.inline(*callee, args, ctx)?
                 }
             }
-            Expr::Prim { prim, args, funcs } => {
-                match self.sequential_reduction(func, id, prim, args, funcs, ctx)? {
-                    Some(reduced) => reduced,
-                    None => self.prim(func, id, prim, args, funcs, ctx)?,
-                }
-            }
+            Expr::Prim { prim, args, funcs } => match self.sequential_reduction(func, id, ctx)? {
+                Some(reduced) => reduced,
+                None => self.prim(func, id, prim, args, funcs, ctx)?,
+            },
             Expr::ForLoop { state, init, elem, seq, body } if self.lifted(ctx) => {
                 self.lifted_for_loop(func, id, state, *init, elem, *seq, *body, ctx)?
             }
