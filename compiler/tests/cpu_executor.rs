@@ -225,6 +225,8 @@ fn past_mistakes_stay_fixed() {
         // A uniform compact sequence permuted or scattered per element.
         "xs = [10, 20]\nprint([permute(xs, p) for p in [[1, 0], [0, 1]]])\nd = [1, 2, 3]\nprint([scatter([9], [i], d) for i in [0, 1]])\n",
         "print(max([[i] for i in range(2000)]), argmin([[i % 7, i] for i in range(300)]))\n",
+        // A range whose bounds are further apart than an i32 holds, in an element loop.
+        "def f(n: i32) -> i32:\n    t = 0\n    for k in range(-2000000000 + n, 2000000000, 1000000):\n        t += 1\n    return t\nprint([f(i) for i in range(2)], len(range(-2000000000, 2000000000, 1000000)))\n",
     ];
     for source in programs {
         let (expected, expected_error) = common::differential::run_source(source, Backend::Interp);

@@ -324,27 +324,30 @@ impl<'c> Flattener<'c> {
             }
             None => one,
         };
-        // count = (stop - start - 1) / step + 1 when the range is not empty, stepping either way.
+        // count = (stop - start - 1) / step + 1 when the range is not empty, stepping either way,
+        // in i64: the distance between two i32 bounds need not fit in an i32.
         let forward = self.b.binary(BinaryOp::Gt, step, zero);
         let ahead = self.b.binary(BinaryOp::Lt, start, stop);
         let behind = self.b.binary(BinaryOp::Gt, start, stop);
         let non_empty = self.b.select(forward, ahead, behind);
+        let [start64, stop64, step64, zero64, one64] =
+            [start, stop, step, zero, one].map(|v| self.b.cast(Scalar::I64, v));
         let distance = {
-            let forwards = self.b.sub(stop, start);
-            let backwards = self.b.sub(start, stop);
+            let forwards = self.b.sub(stop64, start64);
+            let backwards = self.b.sub(start64, stop64);
             self.b.select(forward, forwards, backwards)
         };
         let stride = {
-            let negated = self.b.emit("t", Op::Unary(crate::core::UnaryOp::Neg, step));
-            let abs = self.b.select(forward, step, negated);
-            let is_zero = self.b.binary(BinaryOp::Eq, abs, zero);
-            self.b.select(is_zero, one, abs)
+            let negated = self.b.emit("t", Op::Unary(crate::core::UnaryOp::Neg, step64));
+            let abs = self.b.select(forward, step64, negated);
+            let is_zero = self.b.binary(BinaryOp::Eq, abs, zero64);
+            self.b.select(is_zero, one64, abs)
         };
-        let less = self.b.sub(distance, one);
+        let less = self.b.sub(distance, one64);
         let quotient = self.b.binary(BinaryOp::FloorDiv, less, stride);
-        let count_if = self.b.add(quotient, one);
-        let count = self.b.select(non_empty, count_if, zero);
-        (start, step, count)
+        let count_if = self.b.add(quotient, one64);
+        let count = self.b.select(non_empty, count_if, zero64);
+        (start, step, self.b.cast(Scalar::I32, count))
     }
 
     /// Applies a function to the elements of sequences, in a child context.

@@ -110,7 +110,7 @@ impl<'c> Flattener<'c> {
             |me, done, state| {
                 let start = state[0];
                 let left = me.b.sub(size, start);
-                let piece = me.b.i32(i64::from(piece));
+                let piece = me.b.i32(i64::from(piece.min(i32::MAX as u32)));
                 let short = me.b.binary(core::BinaryOp::Lt, left, piece);
                 let count = me.b.select(short, left, piece);
                 let iota = me.b.emit("iota", ir::Op::Iota { len: count });
