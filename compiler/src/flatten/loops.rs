@@ -1,10 +1,15 @@
 //! Loops under flattening.
 //!
 //! In the root a loop is a host `While`. Inside parallel code every element runs its own
-//! iterations; the loop then runs on the host over the *active* elements: each round packs
-//! the elements whose condition holds into a child context, runs the body once for all of
-//! them, writes their new state back and evaluates their condition again, until no element is
-//! active. A body with nested parallel work is flattened as in any other context.
+//! iterations, in one of two ways:
+//! - A loop whose state is numbers and tuples and whose code is scalar (a `while`, or a `for`
+//!   over a `range` or a sequence of numbers) is one `ElementLoop`: each element loops on its
+//!   own inside one element-wise step, reading its sequence's items where they are. With
+//!   `Options::sequential_inner`, a reduction of a scalar comprehension runs the same way.
+//! - Any other loop runs on the host over the *active* elements: each round packs the elements
+//!   whose condition holds into a child context, runs the body once for all of them, writes
+//!   their new state back and evaluates their condition again, until no element is active. A
+//!   body with nested parallel work is flattened as in any other context.
 
 use crate::core::{self, BinaryOp, Expr, ExprId, Pattern};
 use crate::ir::{self, IrType, Op, ReduceOp, StmtKind, VarId};
