@@ -315,15 +315,7 @@ impl<'c> Flattener<'c> {
         let zero = self.b.i32(0);
         let one = self.b.i32(1);
         let start = start.unwrap_or(zero);
-        let step = match step {
-            Some(step) => {
-                let mut operands = [step];
-                self.guard(&mut operands, ctx);
-                self.b.check(Check::NonZeroStep { step: operands[0], what: "range".to_string() });
-                step
-            }
-            None => one,
-        };
+        let step = self.checked_step(step, "range", ctx);
         // count = (stop - start - 1) / step + 1 when the range is not empty, stepping either way,
         // in i64: the distance between two i32 bounds need not fit in an i32.
         let forward = self.b.binary(BinaryOp::Gt, step, zero);

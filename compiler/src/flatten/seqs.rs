@@ -257,6 +257,16 @@ impl Flattener<'_> {
         self.b.add(seq.offsets, resolved)
     }
 
+    /// A `range` or slice step, checked not to be zero (`what` names the operation); 1 when it
+    /// is left out.
+    pub(super) fn checked_step(&mut self, step: Option<VarId>, what: &str, ctx: CtxId) -> VarId {
+        let Some(step) = step else { return self.b.i32(1) };
+        let mut operands = [step];
+        self.guard(&mut operands, ctx);
+        self.b.check(Check::NonZeroStep { step: operands[0], what: what.to_string() });
+        step
+    }
+
     /// `seq[start:stop:step]` with Python's clamping. A step of one shares the elements.
     pub(super) fn slice(
         &mut self,
@@ -270,15 +280,7 @@ impl Flattener<'_> {
         let zero = self.b.i32(0);
         let one = self.b.i32(1);
         let minus_one = self.b.i32(-1);
-        let step = match step {
-            Some(step) => {
-                let mut operands = [step];
-                self.guard(&mut operands, ctx);
-                self.b.check(Check::NonZeroStep { step: operands[0], what: "slice".to_string() });
-                step
-            }
-            None => one,
-        };
+        let step = self.checked_step(step, "slice", ctx);
         let backwards = self.b.binary(BinaryOp::Lt, step, zero);
         let last = self.b.sub(len, one);
         // The bounds a clamped index may take, by direction: [0, len] forwards, [-1, len-1] back.
