@@ -151,7 +151,49 @@ pub struct Block {
     pub results: Vec<VarId>,
 }
 
+impl Stmt {
+    /// Every variable the statement reads, its nested blocks (an element loop's included) and
+    /// their results too.
+    pub fn reads(&self, out: &mut Vec<VarId>) {
+        match &self.kind {
+            StmtKind::Op { op, .. } => out.extend(op.operands()),
+            StmtKind::If { cond, then, otherwise, .. } => {
+                out.push(*cond);
+                then.reads(out);
+                otherwise.reads(out);
+            }
+            StmtKind::While { init, cond, body, .. } => {
+                out.extend(init);
+                cond.reads(out);
+                body.reads(out);
+            }
+            StmtKind::ElementLoop { len, inputs, shared, init, cond, body, .. } => {
+                out.push(*len);
+                out.extend(inputs.iter().chain(shared).chain(init));
+                cond.reads(out);
+                body.reads(out);
+            }
+            StmtKind::Call { args, .. } => out.extend(args),
+            StmtKind::Print { items } => {
+                for item in items {
+                    if let PrintItem::Value { vars, .. } = item {
+                        out.extend(vars);
+                    }
+                }
+            }
+        }
+    }
+}
+
 impl Block {
+    /// Every variable the block's statements and results read.
+    pub fn reads(&self, out: &mut Vec<VarId>) {
+        for stmt in &self.stmts {
+            stmt.reads(out);
+        }
+        out.extend(&self.results);
+    }
+
     fn op_count(&self) -> usize {
         self.stmts
             .iter()

@@ -34,52 +34,15 @@ pub fn simplify(program: &mut Program) {
 fn remove_dead_ops(body: &mut Block, vars: usize) {
     loop {
         let mut read = vec![false; vars];
-        mark_reads(body, &mut read);
+        let mut vars_read = Vec::new();
+        body.reads(&mut vars_read);
+        for v in vars_read {
+            if let Some(slot) = read.get_mut(v as usize) {
+                *slot = true;
+            }
+        }
         if !remove_unread(body, &read) {
             return;
-        }
-    }
-}
-
-/// Marks every variable read anywhere in `block`, element loops' own blocks included.
-fn mark_reads(block: &Block, read: &mut [bool]) {
-    for stmt in &block.stmts {
-        let mut direct = Vec::new();
-        match &stmt.kind {
-            StmtKind::Op { op, .. } => direct = op.operands(),
-            StmtKind::If { cond, then, otherwise, .. } => {
-                direct.push(*cond);
-                mark_reads(then, read);
-                mark_reads(otherwise, read);
-            }
-            StmtKind::While { init, cond, body, .. } => {
-                direct.extend(init);
-                mark_reads(cond, read);
-                mark_reads(body, read);
-            }
-            StmtKind::ElementLoop { len, inputs, shared, init, cond, body, .. } => {
-                direct.extend([*len].iter().chain(inputs).chain(shared).chain(init));
-                mark_reads(cond, read);
-                mark_reads(body, read);
-            }
-            StmtKind::Call { args, .. } => direct.extend(args),
-            StmtKind::Print { items } => {
-                for item in items {
-                    if let PrintItem::Value { vars, .. } = item {
-                        direct.extend(vars);
-                    }
-                }
-            }
-        }
-        mark(read, &direct);
-    }
-    mark(read, &block.results);
-}
-
-fn mark(read: &mut [bool], vars: &[VarId]) {
-    for &v in vars {
-        if let Some(slot) = read.get_mut(v as usize) {
-            *slot = true;
         }
     }
 }

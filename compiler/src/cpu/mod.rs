@@ -94,7 +94,7 @@ impl Liveness {
         let mut defined = Vec::new();
         for (i, stmt) in block.stmts.iter().enumerate() {
             let mut reads = Vec::new();
-            stmt_reads(stmt, &mut reads);
+            stmt.reads(&mut reads);
             for r in reads {
                 last_read.insert(r, i);
             }
@@ -132,45 +132,6 @@ fn stmt_dests(stmt: &Stmt) -> Vec<VarId> {
         | StmtKind::Call { dests, .. } => dests.clone(),
         StmtKind::Print { .. } => Vec::new(),
     }
-}
-
-/// Every variable a statement reads, nested blocks included.
-fn stmt_reads(stmt: &Stmt, out: &mut Vec<VarId>) {
-    match &stmt.kind {
-        StmtKind::Op { op, .. } => out.extend(op.operands()),
-        StmtKind::If { cond, then, otherwise, .. } => {
-            out.push(*cond);
-            block_reads(then, out);
-            block_reads(otherwise, out);
-        }
-        StmtKind::While { init, cond, body, .. } => {
-            out.extend(init);
-            block_reads(cond, out);
-            block_reads(body, out);
-        }
-        // Its blocks read only its own parameters and state, and the shared vectors.
-        StmtKind::ElementLoop { len, inputs, shared, init, .. } => {
-            out.push(*len);
-            out.extend(inputs);
-            out.extend(shared);
-            out.extend(init);
-        }
-        StmtKind::Call { args, .. } => out.extend(args),
-        StmtKind::Print { items } => {
-            for item in items {
-                if let PrintItem::Value { vars, .. } = item {
-                    out.extend(vars);
-                }
-            }
-        }
-    }
-}
-
-fn block_reads(block: &Block, out: &mut Vec<VarId>) {
-    for stmt in &block.stmts {
-        stmt_reads(stmt, out);
-    }
-    out.extend(&block.results);
 }
 
 type Frame = Vec<Option<Value>>;
