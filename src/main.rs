@@ -27,7 +27,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Report syntax, name and type errors without running anything.
+    /// Report syntax, name, type and shape errors without running anything.
     Check {
         /// The `.weft` files to check.
         #[arg(required = true)]
@@ -35,6 +35,10 @@ enum Command {
         /// How to print diagnostics.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Also print each binding's type and shape (`ys : [f32; len(xs)]`), and how many
+        /// indexes are proven in bounds.
+        #[arg(long, conflicts_with = "format")]
+        shapes: bool,
     },
     /// Compile a file and run its top-level statements.
     Run {
@@ -104,7 +108,7 @@ const USAGE_ERROR: u8 = 2;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Check { files, format } => check(&files, format),
+        Command::Check { files, format, shapes } => check(&files, format, shapes),
         Command::Run { file, backend, schedule } => run(&file, backend, schedule.options()),
         Command::Ir { file, schedule } => ir(&file, schedule.options()),
         Command::Dev { after, file } => dev(&file, &after),
@@ -240,7 +244,7 @@ fn show(
     code
 }
 
-fn check(files: &[PathBuf], format: Format) -> ExitCode {
+fn check(files: &[PathBuf], format: Format, shapes: bool) -> ExitCode {
     let mut sources = Vec::with_capacity(files.len());
     for path in files {
         match std::fs::read(path) {
@@ -256,7 +260,7 @@ fn check(files: &[PathBuf], format: Format) -> ExitCode {
         Format::Json => OutputFormat::Json,
     };
     let color = use_color(&std::io::stdout());
-    let config = CheckConfig { format, color };
+    let config = CheckConfig { format, color, shapes };
     let db = weft_compiler::Database::default();
     let report = check_sources(&db, &sources, config);
     // The process ends next; freeing every tree and memo first would only delay the exit.

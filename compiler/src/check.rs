@@ -18,6 +18,10 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     }
     res.extend(top_level_statement_names(db, file).diagnostics.iter().cloned());
     res.extend(crate::infer::file_type_diagnostics(db, file));
+    // Shapes are analysed on well-typed programs only: on others they would only add noise.
+    if !res.iter().any(Diagnostic::is_error) {
+        res.extend(crate::shapes::file_shape_diagnostics(db, file));
+    }
     res.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     res
 }
@@ -85,6 +89,9 @@ pub struct CheckConfig {
     pub format: OutputFormat,
     /// ANSI colours in text output.
     pub color: bool,
+    /// After each file's diagnostics, its bindings' types and shapes (`shapes::report`); text
+    /// output only.
+    pub shapes: bool,
 }
 
 /// What `weft check` prints, and whether any diagnostic was an error (exit status 1).
@@ -109,13 +116,17 @@ pub fn check_sources(
         let mut diagnostics: Vec<Diagnostic> = utf8_error.into_iter().collect();
         diagnostics.extend(file_diagnostics(db, file).iter().cloned());
         has_errors |= diagnostics.iter().any(Diagnostic::is_error);
-        checked.push((path.as_str(), file.text(db).as_str(), diagnostics));
+        checked.push((path.as_str(), file.text(db).as_str(), diagnostics, file));
     }
     let output = match config.format {
         OutputFormat::Text => checked
             .iter()
-            .map(|(path, text, diagnostics)| {
-                crate::diagnostics::render_text(diagnostics, path, text, config.color)
+            .map(|(path, text, diagnostics, file)| {
+                let mut out = crate::diagnostics::render_text(diagnostics, path, text, config.color);
+                if config.shapes {
+                    out.push_str(&crate::shapes::report(db, *file));
+                }
+                out
             })
             .collect(),
         OutputFormat::Json => {
@@ -123,7 +134,7 @@ pub fn check_sources(
                 version: crate::diagnostics::JSON_SCHEMA_VERSION,
                 files: checked
                     .iter()
-                    .map(|(path, text, diagnostics)| {
+                    .map(|(path, text, diagnostics, _)| {
                         crate::diagnostics::JsonFile::new(path, text, diagnostics)
                     })
                     .collect(),

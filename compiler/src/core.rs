@@ -97,10 +97,13 @@ pub enum Expr {
     List(Vec<ExprId>),
     /// `t[i]` on a tuple, with a non-negative literal index.
     TupleGet(ExprId, u32),
-    /// `xs[i]`: a negative index counts from the end; out of range is E0400.
+    /// `xs[i]`: a negative index counts from the end; out of range is E0400. `in_bounds`: shape
+    /// analysis proved `0 <= i < len(xs)`, so the executors that run the IR skip the check (the
+    /// interpreter, the oracle, checks regardless).
     Index {
         seq: ExprId,
         index: ExprId,
+        in_bounds: bool,
     },
     /// `xs[start:stop:step]`, clamped as Python's slices are.
     Slice {
@@ -440,7 +443,10 @@ impl Function {
             Expr::Tuple(items) => format!("({})", self.list(items)),
             Expr::List(items) => format!("[{}]", self.list(items)),
             Expr::TupleGet(t, i) => format!("{}.{i}", self.inline(*t)),
-            Expr::Index { seq, index } => format!("{}[{}]", self.inline(*seq), self.inline(*index)),
+            Expr::Index { seq, index, in_bounds } => {
+                let mark = if *in_bounds { " (in bounds)" } else { "" };
+                format!("{}[{}]{mark}", self.inline(*seq), self.inline(*index))
+            }
             Expr::Slice { seq, start, stop, step } => {
                 let part = |p: &Option<ExprId>| p.map(|p| self.inline(p)).unwrap_or_default();
                 format!("{}[{}:{}:{}]", self.inline(*seq), part(start), part(stop), part(step))

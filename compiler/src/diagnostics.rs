@@ -105,6 +105,13 @@ codes! {
     /// A string where Weft has no strings, or a `load_*` path that is not a string literal.
     InvalidString = ("E0308", "invalid-string", Error),
 
+    // Shapes.
+    /// Sequences `map` or `zip` needs of equal length whose lengths provably differ.
+    ProvenLengthMismatch = ("E0350", "proven-length-mismatch", Error),
+    /// Sequences that must have equal lengths where that cannot be proven: the executors check
+    /// it at run time (E0403).
+    UnprovenLength = ("W0351", "unproven-length", Warning),
+
     // Run time: reported by the executors (`weft run`), never by `weft check`.
     /// `xs[i]`, or an index of `gather` or `scatter`, outside the sequence.
     IndexOutOfRange = ("E0400", "index-out-of-range", Error),

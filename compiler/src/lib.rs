@@ -29,6 +29,7 @@ pub mod mono;
 pub mod names;
 pub mod parsed;
 pub mod prelude;
+pub mod shapes;
 pub mod simplify;
 pub mod syntax;
 pub mod types;

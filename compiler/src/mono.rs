@@ -229,6 +229,13 @@ impl<'a> Mono<'a> {
         }
     }
 
+    fn shapes_of(&self, owner: Owner) -> &'a crate::shapes::BodyShapes {
+        match owner {
+            Owner::Function(i) => crate::shapes::function_shapes(self.db, self.items[i as usize]),
+            Owner::Main => crate::shapes::top_level_shapes(self.db, self.file),
+        }
+    }
+
     fn offset_of(&self, owner: Owner) -> TextSize {
         match owner {
             Owner::Function(i) => self.items[i as usize].offset(self.db),
@@ -1278,8 +1285,9 @@ impl<'a> Mono<'a> {
                     let i = if i < 0 { items.len() as i64 + i } else { i };
                     return ctx.builder.add(core::Expr::TupleGet(base_expr, i.max(0) as u32), ty, range);
                 }
+                let in_bounds = self.shapes_of(ctx.owner).proves_in_bounds(e);
                 let index = self.lower_expr(ctx, *index);
-                ctx.builder.add(core::Expr::Index { seq: base_expr, index }, ty, range)
+                ctx.builder.add(core::Expr::Index { seq: base_expr, index, in_bounds }, ty, range)
             }
             hir::Expr::Slice { base, start, stop, step } => {
                 let seq = self.lower_expr(ctx, *base);

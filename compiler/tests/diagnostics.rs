@@ -21,7 +21,8 @@ fn file_name(path: &Path) -> String {
 fn render(path: &Path, format: OutputFormat) -> (String, bool) {
     let bytes = std::fs::read(path).expect("test programs are readable");
     let sources = vec![(file_name(path), bytes)];
-    let report = check_sources(&Database::default(), &sources, CheckConfig { format, color: false });
+    let report =
+        check_sources(&Database::default(), &sources, CheckConfig { format, color: false, shapes: false });
     (report.output, report.has_errors)
 }
 
@@ -91,8 +92,10 @@ fn json_output_follows_the_versioned_schema() {
 fn text_and_json_agree_on_lines_around_form_feeds_and_separators() {
     let text = "# a\x0cb\u{2028}c\nprint(zz)\n";
     let sources = vec![("breaks.weft".to_string(), text.as_bytes().to_vec())];
-    let render =
-        |format| check_sources(&Database::default(), &sources, CheckConfig { format, color: false }).output;
+    let render = |format| {
+        check_sources(&Database::default(), &sources, CheckConfig { format, color: false, shapes: false })
+            .output
+    };
     let json: serde_json::Value = serde_json::from_str(&render(OutputFormat::Json)).expect("JSON");
     assert_eq!(json["files"][0]["diagnostics"][0]["span"]["start_line"], 2);
     assert!(render(OutputFormat::Text).contains("breaks.weft:2:7"), "{}", render(OutputFormat::Text));

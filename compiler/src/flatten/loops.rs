@@ -537,7 +537,7 @@ impl<'c> Flattener<'c> {
             }
             Expr::Tuple(items) => all(items, reads),
             Expr::TupleGet(t, _) => all(&[*t], reads),
-            Expr::Index { seq, index } => walkable(*seq, reads) && all(&[*index], reads),
+            Expr::Index { seq, index, .. } => walkable(*seq, reads) && all(&[*index], reads),
             Expr::Unary { operand, .. } => all(&[*operand], reads),
             Expr::Binary { lhs, rhs, .. } => all(&[*lhs, *rhs], reads),
             Expr::And(a, b) | Expr::Or(a, b) => all(&[*a, *b], reads),

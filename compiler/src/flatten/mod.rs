@@ -487,11 +487,15 @@ impl<'c> Flattener<'c> {
                 }
                 _ => return Err(self.bug("a tuple index of a non-tuple")),
             },
-            Expr::Index { seq, index } => {
+            Expr::Index { seq, index, in_bounds } => {
                 let seq =
                     self.expr(*seq, ctx)?.seq().ok_or_else(|| self.bug("an index of a non-sequence"))?;
                 let index = self.expr(*index, ctx)?.leaf().ok_or_else(|| self.bug("a non-scalar index"))?;
-                self.index(&seq, index, ctx, "")?
+                if *in_bounds {
+                    self.index_in_bounds(&seq, index, ctx)
+                } else {
+                    self.index(&seq, index, ctx, "")?
+                }
             }
             Expr::Slice { seq, start, stop, step } => {
                 let seq = self.expr(*seq, ctx)?.seq().ok_or_else(|| self.bug("a slice of a non-sequence"))?;

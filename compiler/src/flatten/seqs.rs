@@ -243,6 +243,17 @@ impl Flattener<'_> {
         Ok(self.gather_coll(&seq.elems, position))
     }
 
+    /// `seq[index]` where shape analysis proved `0 <= index < len(seq)`: no check, and no
+    /// counting from the end. A uniform index is still made per element, as a checked one is, so
+    /// that an empty context reads nothing.
+    pub(super) fn index_in_bounds(&mut self, seq: &SeqRep, index: VarId, ctx: CtxId) -> Rep {
+        let mut operands = [self.b.cast(Scalar::I32, index), seq.offsets];
+        self.guard(&mut operands, ctx);
+        let [index, offsets] = operands;
+        let position = self.b.add(offsets, index);
+        self.gather_coll(&seq.elems, position)
+    }
+
     /// Where `seq[index]` is in `seq.elems`, after checking it is in range.
     pub(super) fn checked_position(&mut self, seq: &SeqRep, index: VarId, ctx: CtxId, what: &str) -> VarId {
         let zero = self.b.i32(0);

@@ -244,7 +244,7 @@ impl<'p> Interp<'p, '_> {
                     .ok_or_else(|| ill_typed(f, id, "tuple index out of range")),
                 _ => Err(ill_typed(f, id, "a tuple index of a non-tuple")),
             },
-            Expr::Index { seq, index } => {
+            Expr::Index { seq, index, .. } => {
                 let seq = self.eval(f, *seq)?;
                 let index = self.eval(f, *index)?;
                 let (Value::Seq(seq), Some(i)) = (&seq, index.as_int()) else {

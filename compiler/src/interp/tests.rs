@@ -254,10 +254,10 @@ fn index_out_of_range_is_e0400_at_the_index() {
     let items = [10, 20, 30, 40, 50].map(|i| b.i32(i)).to_vec();
     let list = b.list(items, Type::I32);
     let (r, minus_one) = (b.read(xs), b.i32(-1));
-    let last = b.e(Expr::Index { seq: r, index: minus_one }, Type::I32);
+    let last = b.e(Expr::Index { seq: r, index: minus_one, in_bounds: false }, Type::I32);
     let ok = b.print_values(vec![last]);
     let (r, seven) = (b.read(xs), b.i32(7));
-    let bad = b.e(Expr::Index { seq: r, index: seven }, Type::I32);
+    let bad = b.e(Expr::Index { seq: r, index: seven, in_bounds: false }, Type::I32);
     let fails = b.print_values(vec![bad]);
     let stmts = b.block(vec![ok, fails]);
     let body = b.let_(xs, list, stmts);

@@ -1,0 +1,1130 @@
+//! The walk over one body: an abstract interpretation of the HIR in which every value is its
+//! `Shape`. Statements are walked in order with an environment of shapes (flow-sensitive, so a
+//! rebinding changes what later reads see); loops are walked until the shapes they rebind are
+//! stable, widening what changes to unknowns; comprehensions forget what depends on their
+//! variables, which is what makes a nested result irregular.
+
+use rowan::TextRange;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use super::symbolic::{Atom, AtomId, Comparison, Linear, compare, provably_in_bounds, provably_nonneg};
+use super::{BindingShape, BodyShapes, Len, Shape, function_shapes};
+use crate::db::{Db, SourceFile};
+use crate::diagnostics::{Code, Diagnostic};
+use crate::hir::{self, Body, Clause, ExprId, LambdaBody, LambdaId, Literal, LocalId, Pattern, Stmt};
+use crate::infer::BodyTypes;
+use crate::items::file_functions;
+use crate::types::Type;
+
+pub(super) struct Walker<'a> {
+    db: &'a dyn Db,
+    file: SourceFile,
+    body: &'a Body,
+    types: &'a BodyTypes,
+    /// The body's source text (the `def`, or the file), for naming atoms after expressions.
+    source: &'a str,
+    /// The top-level functions this body must not ask the shapes of: those in its call cycle.
+    callers: HashSet<u32>,
+    atoms: Vec<Atom>,
+    /// Atoms named `max(e, 0)` or `a * b`, shared between equal expressions.
+    interned: HashMap<String, AtomId>,
+    /// Atoms minted for a value not yet bound: the first binding names them.
+    unnamed: HashSet<AtomId>,
+    env: HashMap<LocalId, Shape>,
+    globals: HashMap<String, Shape>,
+    /// Locals bound more than once: a lambda reading one may see any of its values.
+    rebound: HashSet<LocalId>,
+    returns: Vec<Shape>,
+    out: BodyShapes,
+}
+
+/// How far the walk had got, to undo a loop pass that turned out not to be stable.
+struct Marks {
+    bindings: usize,
+    diagnostics: usize,
+    proven: usize,
+    index_sites: u32,
+}
+
+impl<'a> Walker<'a> {
+    pub(super) fn new(
+        db: &'a dyn Db,
+        file: SourceFile,
+        body: &'a Body,
+        types: &'a BodyTypes,
+        source: &'a str,
+        callers: HashSet<u32>,
+    ) -> Walker<'a> {
+        Walker {
+            db,
+            file,
+            body,
+            types,
+            source,
+            callers,
+            atoms: Vec::new(),
+            interned: HashMap::default(),
+            unnamed: HashSet::default(),
+            env: HashMap::default(),
+            globals: HashMap::default(),
+            rebound: rebound_locals(body),
+            returns: Vec::new(),
+            out: BodyShapes::default(),
+        }
+    }
+
+    /// Walks a function: its parameters are unknowns named after them.
+    pub(super) fn function(mut self) -> BodyShapes {
+        for param in &self.body.params {
+            let local = self.body.local(param.local);
+            let shape = self.param_shape(self.types.local(param.local).clone(), &local.name);
+            self.record(param.local, local.range, shape.clone());
+            self.out.params.push(shape.clone());
+            self.env.insert(param.local, shape);
+        }
+        let root = self.body.root.clone();
+        self.block(&root);
+        let returns = std::mem::take(&mut self.returns);
+        self.out.ret = returns.into_iter().reduce(|a, b| self.join(&a, &b));
+        self.finish()
+    }
+
+    pub(super) fn top_level(mut self) -> BodyShapes {
+        let root = self.body.root.clone();
+        self.block(&root);
+        self.finish()
+    }
+
+    fn finish(mut self) -> BodyShapes {
+        self.out.atoms = self.atoms;
+        self.out
+    }
+
+    // --- atoms --------------------------------------------------------------------------------
+
+    fn atom(&mut self, name: impl Into<String>, nonneg: bool) -> AtomId {
+        self.atoms.push(Atom { name: name.into(), nonneg, lower: None, upper: None });
+        (self.atoms.len() - 1) as AtomId
+    }
+
+    /// A length nothing is known of, named after `hint` until a binding names it.
+    fn unknown_len(&mut self, hint: &str) -> Linear {
+        let atom = self.atom(format!("len({hint})"), true);
+        self.unnamed.insert(atom);
+        Linear::atom(atom)
+    }
+
+    fn interned_atom(&mut self, name: String, nonneg: bool) -> AtomId {
+        if let Some(&atom) = self.interned.get(&name) {
+            return atom;
+        }
+        let atom = self.atom(name.clone(), nonneg);
+        self.interned.insert(name, atom);
+        atom
+    }
+
+    /// `max(value, 0)`: `value` itself when it is provably non-negative.
+    fn clamped(&mut self, value: &Linear) -> Linear {
+        if provably_nonneg(value, &self.atoms) {
+            return value.clone();
+        }
+        if let Some(c) = value.as_constant() {
+            return Linear::constant(c.max(0));
+        }
+        let name = format!("max({}, 0)", value.display(&self.atoms));
+        Linear::atom(self.interned_atom(name, true))
+    }
+
+    fn text(&self, expr: ExprId) -> String {
+        let range = self.body.expr_range(expr);
+        let text = self.source.get(usize::from(range.start())..usize::from(range.end())).unwrap_or("…");
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if text.chars().count() > 32 {
+            format!("{}…", text.chars().take(31).collect::<String>())
+        } else {
+            text
+        }
+    }
+
+    // --- shapes from types --------------------------------------------------------------------
+
+    /// A parameter's shape: its length and integer value are atoms named after it.
+    fn param_shape(&mut self, ty: Type, name: &str) -> Shape {
+        match ty {
+            Type::Seq(elem) => {
+                let len = Linear::atom(self.atom(format!("len({name})"), true));
+                Shape::Seq { len: Len::Known(len), elem: Box::new(element_of_type(&elem)) }
+            }
+            Type::Scalar(s) if s.is_int() => Shape::Int(Linear::atom(self.atom(name, false))),
+            Type::Tuple(items) => Shape::Tuple(
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, t)| self.param_shape(t, &format!("{name}[{i}]")))
+                    .collect(),
+            ),
+            _ => Shape::Scalar,
+        }
+    }
+
+    /// A value of type `ty` nothing is known of.
+    fn unknown(&mut self, ty: &Type, hint: &str) -> Shape {
+        match ty {
+            Type::Seq(elem) => {
+                Shape::Seq { len: Len::Known(self.unknown_len(hint)), elem: Box::new(element_of_type(elem)) }
+            }
+            Type::Tuple(items) => Shape::Tuple(items.iter().map(|t| self.unknown(t, hint)).collect()),
+            _ => Shape::Scalar,
+        }
+    }
+
+    fn unknown_expr(&mut self, expr: ExprId) -> Shape {
+        let ty = self.types.expr_types.get(expr as usize).cloned().unwrap_or(Type::Tuple(vec![]));
+        let hint = self.text(expr);
+        self.unknown(&ty, &hint)
+    }
+
+    /// One element of a sequence, as a value: a length that varies between elements becomes an
+    /// atom of its own, and an index from a `range` an atom with the range's bounds.
+    fn instantiate(&mut self, shape: &Shape, hint: &str) -> Shape {
+        match shape {
+            Shape::Seq { len: Len::Varies, elem } => {
+                Shape::Seq { len: Len::Known(self.unknown_len(hint)), elem: elem.clone() }
+            }
+            Shape::Index { lower, upper } => {
+                let atom = self.atom(hint, false);
+                self.atoms[atom as usize].lower = Some(lower.clone());
+                self.atoms[atom as usize].upper = Some(upper.clone());
+                self.unnamed.insert(atom);
+                Shape::Int(Linear::atom(atom))
+            }
+            Shape::Tuple(items) => Shape::Tuple(
+                items.iter().enumerate().map(|(i, s)| self.instantiate(s, &format!("{hint}[{i}]"))).collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    /// What is left of `shape` outside a scope whose atoms are those from `watermark` on.
+    fn forget_since(&self, shape: &Shape, watermark: usize) -> Shape {
+        let inner = |l: &Linear| l.mentions(|a| a as usize >= watermark);
+        match shape {
+            Shape::Seq { len, elem } => {
+                let len = match len {
+                    Len::Known(l) if !inner(l) => Len::Known(l.clone()),
+                    _ => Len::Varies,
+                };
+                Shape::Seq { len, elem: Box::new(self.forget_since(elem, watermark)) }
+            }
+            Shape::Int(l) if inner(l) => Shape::Scalar,
+            Shape::Index { lower, upper } if inner(lower) || inner(upper) => Shape::Scalar,
+            Shape::Tuple(items) => {
+                Shape::Tuple(items.iter().map(|s| self.forget_since(s, watermark)).collect())
+            }
+            other => other.clone(),
+        }
+    }
+
+    /// A shape that covers both (an `if`'s two branches): what differs becomes unknown.
+    fn join(&mut self, a: &Shape, b: &Shape) -> Shape {
+        match (a, b) {
+            _ if a == b => a.clone(),
+            (Shape::Seq { len: la, elem: ea }, Shape::Seq { len: lb, elem: eb }) => {
+                let len = match (la, lb) {
+                    (Len::Known(x), Len::Known(y)) if x == y => Len::Known(x.clone()),
+                    (Len::Known(_), Len::Known(_)) => Len::Known(self.unknown_len("…")),
+                    _ => Len::Varies,
+                };
+                let elem = self.join_elements(ea, eb);
+                Shape::Seq { len, elem: Box::new(elem) }
+            }
+            (Shape::Tuple(x), Shape::Tuple(y)) if x.len() == y.len() => {
+                Shape::Tuple(x.iter().zip(y).map(|(a, b)| self.join(a, b)).collect())
+            }
+            _ => Shape::Scalar,
+        }
+    }
+
+    /// As `join`, for elements: lengths that differ vary.
+    fn join_elements(&mut self, a: &Shape, b: &Shape) -> Shape {
+        match (a, b) {
+            _ if a == b => a.clone(),
+            (Shape::Seq { elem: ea, .. }, Shape::Seq { elem: eb, .. }) => {
+                Shape::Seq { len: Len::Varies, elem: Box::new(self.join_elements(ea, eb)) }
+            }
+            (Shape::Tuple(x), Shape::Tuple(y)) if x.len() == y.len() => {
+                Shape::Tuple(x.iter().zip(y).map(|(a, b)| self.join_elements(a, b)).collect())
+            }
+            _ => Shape::Scalar,
+        }
+    }
+
+    // --- statements ---------------------------------------------------------------------------
+
+    fn block(&mut self, block: &[hir::StmtId]) {
+        for &stmt in block {
+            crate::ensure_stack(|| self.stmt(stmt));
+        }
+    }
+
+    fn stmt(&mut self, id: hir::StmtId) {
+        match self.body.stmt(id).clone() {
+            Stmt::Assign { targets, value } => {
+                let shape = self.expr(value);
+                for target in &targets {
+                    self.bind(target, &shape);
+                }
+            }
+            Stmt::If { cond, then, otherwise } => {
+                self.expr(cond);
+                let before = self.env.clone();
+                let refined = self.refinements(cond);
+                self.env.extend(refined.iter().cloned());
+                self.block(&then);
+                let mut after_then = std::mem::replace(&mut self.env, before.clone());
+                unrefine(&mut after_then, &refined, &before);
+                self.block(&otherwise);
+                self.merge_env(after_then);
+            }
+            Stmt::For { pattern, iterable, body } => {
+                let seq = self.expr(iterable);
+                let elem = element(&seq);
+                let mut bound = Vec::new();
+                pattern.locals(&mut bound);
+                let hint = pattern_name(self.body, &pattern);
+                self.walk_loop(&body, &bound, |me| {
+                    let value = me.instantiate(&elem, &hint);
+                    me.bind(&pattern, &value);
+                    None
+                });
+            }
+            Stmt::While { cond, body } => {
+                self.walk_loop(&body, &[], |me| {
+                    me.expr(cond);
+                    Some(me.refinements(cond))
+                });
+            }
+            Stmt::Return(value) => {
+                let shape = value.map_or(Shape::Scalar, |v| self.expr(v));
+                self.returns.push(shape);
+            }
+            Stmt::Assert { cond, .. } => {
+                self.expr(cond);
+            }
+            Stmt::Expr(e) => {
+                self.expr(e);
+            }
+            Stmt::Print(items) => {
+                for e in items {
+                    self.expr(e);
+                }
+            }
+            Stmt::Def { local, lambda } => {
+                self.lambda(lambda, None);
+                self.env.insert(local, Shape::Scalar);
+            }
+        }
+    }
+
+    /// After an `if`: a local whose branches disagree gets a shape covering both.
+    fn merge_env(&mut self, other: HashMap<LocalId, Shape>) {
+        let locals: Vec<LocalId> = self.env.keys().chain(other.keys()).copied().collect();
+        for local in locals {
+            let merged = match (self.env.get(&local).cloned(), other.get(&local)) {
+                (Some(a), Some(b)) => self.join(&a, b),
+                (Some(a), None) => a,
+                (None, Some(b)) => b.clone(),
+                (None, None) => continue,
+            };
+            self.env.insert(local, merged);
+        }
+    }
+
+    /// A loop: walked with the shapes it starts with; where a shape it rebinds then differs,
+    /// that local becomes unknown and the body is walked again, until every shape it rebinds is
+    /// stable. Only the last walk's bindings, diagnostics and proofs are kept. `enter` binds the
+    /// loop variable (or evaluates the condition) at the top of each walk.
+    fn walk_loop(
+        &mut self,
+        body: &[hir::StmtId],
+        loop_vars: &[LocalId],
+        mut enter: impl FnMut(&mut Self) -> Option<Vec<(LocalId, Shape)>>,
+    ) {
+        let mut rebound = Vec::new();
+        assigned_in(self.body, body, &mut rebound);
+        rebound.retain(|l| !loop_vars.contains(l));
+        rebound.sort_unstable();
+        rebound.dedup();
+        let mut widened: HashSet<LocalId> = HashSet::default();
+        let start_env = self.env.clone();
+        for _ in 0..=rebound.len() {
+            let entry: Vec<(LocalId, Option<Shape>)> =
+                rebound.iter().map(|l| (*l, self.env.get(l).cloned())).collect();
+            let marks = self.marks();
+            let saved_returns = self.returns.len();
+            let refined = enter(self).unwrap_or_default();
+            let outer = self.env.clone();
+            self.env.extend(refined.iter().cloned());
+            self.block(body);
+            unrefine(&mut self.env, &refined, &outer);
+            let changed: Vec<LocalId> = entry
+                .iter()
+                .filter(|(l, s)| !widened.contains(l) && s.is_some() && self.env.get(l) != s.as_ref())
+                .map(|(l, _)| *l)
+                .collect();
+            if changed.is_empty() {
+                // After the loop (which may run no times), a widened local is unknown again, and
+                // loop variables keep their (unknown) last value.
+                for &local in widened.iter().chain(loop_vars) {
+                    let ty = self.types.local(local).clone();
+                    let name = self.body.local(local).name.clone();
+                    let shape = self.unknown(&ty, &name);
+                    self.env.insert(local, shape);
+                }
+                for (local, shape) in &entry {
+                    if !widened.contains(local) && shape.is_none() {
+                        self.env.remove(local);
+                    }
+                }
+                return;
+            }
+            self.reset(marks);
+            self.returns.truncate(saved_returns);
+            self.env = start_env.clone();
+            widened.extend(changed);
+            for &local in &widened {
+                let ty = self.types.local(local).clone();
+                let name = self.body.local(local).name.clone();
+                let shape = self.unknown(&ty, &name);
+                self.name_atoms(&shape, &name);
+                self.env.insert(local, shape);
+            }
+        }
+    }
+
+    fn marks(&self) -> Marks {
+        Marks {
+            bindings: self.out.bindings.len(),
+            diagnostics: self.out.diagnostics.len(),
+            proven: self.out.proven_indexes.len(),
+            index_sites: self.out.index_sites,
+        }
+    }
+
+    fn reset(&mut self, marks: Marks) {
+        self.out.bindings.truncate(marks.bindings);
+        self.out.diagnostics.truncate(marks.diagnostics);
+        self.out.proven_indexes.truncate(marks.proven);
+        self.out.index_sites = marks.index_sites;
+    }
+
+    fn bind(&mut self, pattern: &Pattern, shape: &Shape) {
+        match pattern {
+            Pattern::Bind(local, range) => {
+                let name = self.body.local(*local).name.clone();
+                self.name_atoms(shape, &name);
+                self.record(*local, *range, shape.clone());
+                self.env.insert(*local, shape.clone());
+            }
+            Pattern::Tuple(items, _) => {
+                for (i, item) in items.iter().enumerate() {
+                    let part = match shape {
+                        Shape::Tuple(parts) => parts.get(i).cloned(),
+                        _ => None,
+                    };
+                    let part = part.unwrap_or_else(|| {
+                        let mut locals = Vec::new();
+                        item.locals(&mut locals);
+                        match (item, locals.first()) {
+                            (Pattern::Bind(l, _), _) => {
+                                let ty = self.types.local(*l).clone();
+                                let name = self.body.local(*l).name.clone();
+                                self.unknown(&ty, &name)
+                            }
+                            _ => Shape::Scalar,
+                        }
+                    });
+                    self.bind(item, &part);
+                }
+            }
+            Pattern::Invalid(_) => {}
+        }
+    }
+
+    /// Names the still-unnamed atoms of a value after the local it is bound to.
+    fn name_atoms(&mut self, shape: &Shape, name: &str) {
+        match shape {
+            Shape::Seq { len: Len::Known(len), .. } => {
+                if let Some(atom) = len.as_atom().filter(|a| self.unnamed.remove(a)) {
+                    self.atoms[atom as usize].name = format!("len({name})");
+                }
+            }
+            Shape::Int(value) => {
+                if let Some(atom) = value.as_atom().filter(|a| self.unnamed.remove(a)) {
+                    self.atoms[atom as usize].name = name.to_string();
+                }
+            }
+            Shape::Tuple(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.name_atoms(item, &format!("{name}[{i}]"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn record(&mut self, local: LocalId, range: TextRange, shape: Shape) {
+        let ty = self.types.local_types.get(local as usize).cloned().unwrap_or(Type::Tuple(vec![]));
+        let name = self.body.local(local).name.clone();
+        self.out.bindings.push(BindingShape { name, range, ty, shape });
+    }
+
+    // --- expressions --------------------------------------------------------------------------
+
+    fn expr(&mut self, id: ExprId) -> Shape {
+        crate::ensure_stack(|| self.expr_inner(id))
+    }
+
+    fn expr_inner(&mut self, id: ExprId) -> Shape {
+        match self.body.expr(id).clone() {
+            hir::Expr::Missing => Shape::Scalar,
+            hir::Expr::Literal(Literal::Int(i)) => Shape::Int(Linear::constant(i)),
+            hir::Expr::Literal(_) => Shape::Scalar,
+            hir::Expr::Local(local) => match self.env.get(&local) {
+                Some(shape) => shape.clone(),
+                None => {
+                    let ty = self.types.local(local).clone();
+                    let name = self.body.local(local).name.clone();
+                    let shape = self.param_shape(ty, &name);
+                    self.env.insert(local, shape.clone());
+                    shape
+                }
+            },
+            hir::Expr::Global(name) => match self.globals.get(&name) {
+                Some(shape) => shape.clone(),
+                None => {
+                    let ty = self.types.expr(id).clone();
+                    let shape = self.param_shape(ty, &name);
+                    self.globals.insert(name, shape.clone());
+                    shape
+                }
+            },
+            hir::Expr::Prelude(_) => Shape::Scalar,
+            hir::Expr::Lambda(lambda) => {
+                self.lambda(lambda, None);
+                Shape::Scalar
+            }
+            hir::Expr::Tuple(items) => Shape::Tuple(items.iter().map(|&e| self.expr(e)).collect()),
+            hir::Expr::List(items) => {
+                let shapes: Vec<Shape> = items.iter().map(|&e| self.expr(e)).collect();
+                let elem = shapes.iter().cloned().reduce(|a, b| self.join(&a, &b));
+                let elem = match elem {
+                    Some(e) => e,
+                    None => element(&self.unknown_expr(id)),
+                };
+                Shape::Seq { len: Len::Known(Linear::constant(shapes.len() as i64)), elem: Box::new(elem) }
+            }
+            hir::Expr::Index { base, index } => self.index(id, base, index),
+            hir::Expr::Slice { base, start, stop, step } => {
+                let seq = self.expr(base);
+                let parts: Vec<Option<Shape>> =
+                    [start, stop, step].iter().map(|p| p.map(|p| self.expr(p))).collect();
+                let elem = element(&seq);
+                let len = match (len_of(&seq), &parts[..]) {
+                    (Some(len), [None, None, None]) => Some(len),
+                    (Some(len), [Some(Shape::Int(k)), None, None])
+                        if k.as_constant().is_some_and(|k| k >= 0) =>
+                    {
+                        len.sub(k).map(|rest| self.clamped(&rest))
+                    }
+                    _ => None,
+                };
+                let len = len.unwrap_or_else(|| self.unknown_len(&self.text(id)));
+                Shape::Seq { len: Len::Known(len), elem: Box::new(elem) }
+            }
+            hir::Expr::Unary { op, operand } => {
+                let value = self.expr(operand);
+                match (op, value) {
+                    (hir::UnaryOp::Neg, Shape::Int(v)) => v.scale(-1).map_or(Shape::Scalar, Shape::Int),
+                    (hir::UnaryOp::Pos, v @ Shape::Int(_)) => v,
+                    _ => Shape::Scalar,
+                }
+            }
+            hir::Expr::Binary { op, lhs, rhs } => {
+                let (a, b) = (self.expr(lhs), self.expr(rhs));
+                let int = |s: &Shape| match s {
+                    Shape::Int(v) => Some(v.clone()),
+                    _ => None,
+                };
+                let value = match (op, int(&a), int(&b)) {
+                    (hir::BinaryOp::Add, Some(x), Some(y)) => x.add(&y),
+                    (hir::BinaryOp::Sub, Some(x), Some(y)) => x.sub(&y),
+                    (hir::BinaryOp::Mul, Some(x), Some(y)) => match (x.as_constant(), y.as_constant()) {
+                        (Some(k), _) => y.scale(k),
+                        (_, Some(k)) => x.scale(k),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                value.map_or(Shape::Scalar, Shape::Int)
+            }
+            hir::Expr::And(a, b) | hir::Expr::Or(a, b) => {
+                self.expr(a);
+                self.expr(b);
+                Shape::Scalar
+            }
+            hir::Expr::Compare { operands, .. } => {
+                for e in operands {
+                    self.expr(e);
+                }
+                Shape::Scalar
+            }
+            hir::Expr::If { cond, then, otherwise } => {
+                self.expr(cond);
+                let before = self.env.clone();
+                let refined = self.refinements(cond);
+                self.env.extend(refined);
+                let a = self.expr(then);
+                self.env = before;
+                let b = self.expr(otherwise);
+                self.join(&a, &b)
+            }
+            hir::Expr::Call { callee, args } => self.call(id, callee, &args),
+            hir::Expr::Comprehension { element, clauses } => self.comprehension(id, element, &clauses),
+        }
+    }
+
+    fn index(&mut self, id: ExprId, base: ExprId, index: ExprId) -> Shape {
+        let seq = self.expr(base);
+        if let Shape::Tuple(items) = &seq {
+            let i = crate::infer::literal_index(self.body, index).unwrap_or(0);
+            let i = if i < 0 { items.len() as i64 + i } else { i };
+            return items.get(i.max(0) as usize).cloned().unwrap_or(Shape::Scalar);
+        }
+        let position = self.expr(index);
+        if let Shape::Seq { len: Len::Known(len), elem } = &seq {
+            self.out.index_sites += 1;
+            if let Shape::Int(position) = &position
+                && provably_in_bounds(position, len, &self.atoms)
+            {
+                self.out.proven_indexes.push(id);
+            }
+            let elem = (**elem).clone();
+            return self.instantiate(&elem, &self.text(id));
+        }
+        self.unknown_expr(id)
+    }
+
+    /// Facts an `if` condition gives its `then` side: `i < n` bounds the index `i` by `n`.
+    /// The refined index is a new atom (bounded as the old one is, and by the condition).
+    fn refinements(&mut self, cond: ExprId) -> Vec<(LocalId, Shape)> {
+        let mut out = Vec::new();
+        self.refine(cond, &mut out);
+        out
+    }
+
+    fn refine(&mut self, cond: ExprId, out: &mut Vec<(LocalId, Shape)>) {
+        match self.body.expr(cond).clone() {
+            hir::Expr::And(a, b) => {
+                self.refine(a, out);
+                self.refine(b, out);
+            }
+            hir::Expr::Compare { operands, ops } => {
+                for (pair, op) in operands.windows(2).zip(ops) {
+                    // As `small < big + slack`.
+                    let (small, big, slack) = match op {
+                        hir::BinaryOp::Lt => (pair[0], pair[1], 0),
+                        hir::BinaryOp::Le => (pair[0], pair[1], 1),
+                        hir::BinaryOp::Gt => (pair[1], pair[0], 0),
+                        hir::BinaryOp::Ge => (pair[1], pair[0], 1),
+                        _ => continue,
+                    };
+                    self.bound_local(small, big, slack, true, out);
+                    self.bound_local(big, small, 1 - slack, false, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Bounds the local read by `target` with the value of `by`: above (`target < by + extra`)
+    /// or below (`target >= by + extra`).
+    fn bound_local(
+        &mut self,
+        target: ExprId,
+        by: ExprId,
+        extra: i64,
+        above: bool,
+        out: &mut Vec<(LocalId, Shape)>,
+    ) {
+        let hir::Expr::Local(local) = *self.body.expr(target) else { return };
+        let Some(Shape::Int(value)) = out
+            .iter()
+            .rev()
+            .find(|(l, _)| *l == local)
+            .map(|(_, s)| s.clone())
+            .or_else(|| self.env.get(&local).cloned())
+        else {
+            return;
+        };
+        let Some(Shape::Int(bound)) = self.peek_int(by) else { return };
+        let Some(bound) = bound.plus(extra) else { return };
+        let Some(old) = value.as_atom() else { return };
+        let mut atom = self.atoms[old as usize].clone();
+        if above {
+            atom.upper = Some(bound);
+        } else {
+            atom.lower = Some(bound);
+        }
+        self.atoms.push(atom);
+        out.push((local, Shape::Int(Linear::atom((self.atoms.len() - 1) as AtomId))));
+    }
+
+    /// The integer value of a side-effect-free expression, without recording anything.
+    fn peek_int(&mut self, id: ExprId) -> Option<Shape> {
+        let marks = self.marks();
+        let shape = self.expr(id);
+        self.reset(marks);
+        matches!(shape, Shape::Int(_)).then_some(shape)
+    }
+
+    fn comprehension(&mut self, id: ExprId, element_expr: ExprId, clauses: &[Clause]) -> Shape {
+        let saved = self.env.clone();
+        let mut watermark = None;
+        let mut total: Option<Linear> = Some(Linear::constant(1));
+        let mut filtered = None;
+        for clause in clauses {
+            match clause {
+                Clause::For { pattern, iterable, .. } => {
+                    let seq = self.expr(*iterable);
+                    let mark = *watermark.get_or_insert(self.atoms.len());
+                    let len = len_of(&seq).filter(|l| !l.mentions(|a| a as usize >= mark));
+                    total = match (total, len) {
+                        (Some(t), Some(l)) => self.product(&t, &l),
+                        _ => None,
+                    };
+                    let hint = pattern_name(self.body, pattern);
+                    let value = self.instantiate(&element(&seq), &hint);
+                    self.bind(pattern, &value);
+                }
+                Clause::If(cond) => {
+                    self.expr(*cond);
+                    filtered.get_or_insert(*cond);
+                    let refined = self.refinements(*cond);
+                    self.env.extend(refined);
+                }
+            }
+        }
+        let shape = self.expr(element_expr);
+        let elem = self.forget_since(&shape, watermark.unwrap_or(self.atoms.len()));
+        self.env = saved;
+        let len = match (filtered, total) {
+            (Some(cond), _) => {
+                let name = format!("count({})", self.text(cond));
+                Linear::atom(self.atom(name, true))
+            }
+            (None, Some(total)) => total,
+            (None, None) => self.unknown_len(&self.text(id)),
+        };
+        Shape::Seq { len: Len::Known(len), elem: Box::new(elem) }
+    }
+
+    fn product(&mut self, a: &Linear, b: &Linear) -> Option<Linear> {
+        match (a.as_constant(), b.as_constant()) {
+            (Some(k), _) => b.scale(k),
+            (_, Some(k)) => a.scale(k),
+            _ => {
+                let name = format!("({}) * ({})", a.display(&self.atoms), b.display(&self.atoms));
+                Some(Linear::atom(self.interned_atom(name, true)))
+            }
+        }
+    }
+
+    /// A lambda or nested `def`: its body is walked with `params` (the elements a `map` passes)
+    /// or, when it may be called from anywhere, with unknown parameters. Returns its result.
+    fn lambda(&mut self, lambda: LambdaId, params: Option<Vec<Shape>>) -> Shape {
+        let lambda = self.body.lambdas[lambda as usize].clone();
+        let saved_env = self.env.clone();
+        let saved_returns = std::mem::take(&mut self.returns);
+        // A closure may run after a local it reads is rebound: forget those.
+        for local in &self.rebound {
+            self.env.remove(local);
+        }
+        for (i, param) in lambda.params.iter().enumerate() {
+            let name = self.body.local(param.local).name.clone();
+            let shape = match params.as_ref().and_then(|p| p.get(i)) {
+                Some(shape) => shape.clone(),
+                None => self.param_shape(self.types.local(param.local).clone(), &name),
+            };
+            self.env.insert(param.local, shape);
+        }
+        let result = match &lambda.body {
+            LambdaBody::Expr(e) => self.expr(*e),
+            LambdaBody::Block(block) => {
+                self.block(block);
+                let returns = std::mem::take(&mut self.returns);
+                returns.into_iter().reduce(|a, b| self.join(&a, &b)).unwrap_or(Shape::Scalar)
+            }
+        };
+        self.env = saved_env;
+        self.returns = saved_returns;
+        result
+    }
+
+    // --- calls --------------------------------------------------------------------------------
+
+    fn call(&mut self, id: ExprId, callee: ExprId, args: &[ExprId]) -> Shape {
+        match self.body.expr(callee).clone() {
+            hir::Expr::Prelude(name) => self.prelude_call(id, &name, args),
+            hir::Expr::Global(name) => {
+                let shapes: Vec<Shape> = args.iter().map(|&a| self.expr(a)).collect();
+                match self.summary_result(&name, &shapes) {
+                    Some(shape) => shape,
+                    None => self.unknown_expr(id),
+                }
+            }
+            _ => {
+                self.expr(callee);
+                for &a in args {
+                    self.expr(a);
+                }
+                self.unknown_expr(id)
+            }
+        }
+    }
+
+    /// The result of calling the top-level function `name` with arguments of these shapes,
+    /// from its shape summary, or `None` when it is unknown (or in this body's call cycle).
+    fn summary_result(&mut self, name: &str, args: &[Shape]) -> Option<Shape> {
+        let index = crate::infer::function_index(self.db, self.file, name)?;
+        if self.callers.contains(&index) {
+            return None;
+        }
+        let function = *file_functions(self.db, self.file).get(index as usize)?;
+        let summary = function_shapes(self.db, function);
+        let ret = summary.ret.clone()?;
+        let mut subst: HashMap<AtomId, Linear> = HashMap::default();
+        for (param, arg) in summary.params.iter().zip(args) {
+            unify(param, arg, &mut subst);
+        }
+        let mut fresh: HashMap<AtomId, Linear> = HashMap::default();
+        Some(self.translate(&ret, &subst, &mut fresh, &summary.atoms))
+    }
+
+    /// A callee's shape in this body's atoms: its parameters' atoms become the arguments'
+    /// values, and its other atoms fresh unknowns.
+    fn translate(
+        &mut self,
+        shape: &Shape,
+        subst: &HashMap<AtomId, Linear>,
+        fresh: &mut HashMap<AtomId, Linear>,
+        callee_atoms: &[Atom],
+    ) -> Shape {
+        let mut linear = |me: &mut Self, l: &Linear| -> Option<Linear> {
+            for &(atom, _) in &l.terms {
+                if !subst.contains_key(&atom) && !fresh.contains_key(&atom) {
+                    let nonneg = callee_atoms.get(atom as usize).is_some_and(|a| a.nonneg);
+                    let new = me.atom("?", nonneg);
+                    me.unnamed.insert(new);
+                    fresh.insert(atom, Linear::atom(new));
+                }
+            }
+            l.substitute(&|a| subst.get(&a).or_else(|| fresh.get(&a)).cloned())
+        };
+        match shape {
+            Shape::Seq { len, elem } => {
+                let len = match len {
+                    Len::Known(l) => match linear(self, l) {
+                        Some(l) => Len::Known(l),
+                        None => Len::Known(self.unknown_len("…")),
+                    },
+                    Len::Varies => Len::Varies,
+                };
+                let elem = self.translate(elem, subst, fresh, callee_atoms);
+                Shape::Seq { len, elem: Box::new(elem) }
+            }
+            Shape::Int(l) => linear(self, l).map_or(Shape::Scalar, Shape::Int),
+            Shape::Index { .. } | Shape::Scalar => Shape::Scalar,
+            Shape::Tuple(items) => {
+                Shape::Tuple(items.iter().map(|s| self.translate(s, subst, fresh, callee_atoms)).collect())
+            }
+        }
+    }
+
+    fn prelude_call(&mut self, id: ExprId, name: &str, args: &[ExprId]) -> Shape {
+        if name == "map" {
+            return self.map(id, args);
+        }
+        let shapes: Vec<Shape> = args.iter().map(|&a| self.expr(a)).collect();
+        let arg = |i: usize| shapes.get(i).cloned().unwrap_or(Shape::Scalar);
+        let int = |i: usize| match shapes.get(i) {
+            Some(Shape::Int(v)) => Some(v.clone()),
+            _ => None,
+        };
+        let seq = |len: Linear, elem: Shape| Shape::Seq { len: Len::Known(len), elem: Box::new(elem) };
+        let result = match (name, shapes.len()) {
+            ("len", 1) => len_of(&arg(0)).map(Shape::Int),
+            ("range", 1) => int(0).map(|n| {
+                let len = self.clamped(&n);
+                seq(len, Shape::Index { lower: Linear::constant(0), upper: n })
+            }),
+            ("range", 2) => match (int(0), int(1)) {
+                (Some(a), Some(b)) => b.sub(&a).map(|d| {
+                    let len = self.clamped(&d);
+                    seq(len, Shape::Index { lower: a, upper: b })
+                }),
+                _ => None,
+            },
+            ("indices", 1) => {
+                len_of(&arg(0)).map(|n| seq(n.clone(), Shape::Index { lower: Linear::constant(0), upper: n }))
+            }
+            ("zip", _) => {
+                self.require_equal_lengths(id, "zip", args, &shapes);
+                len_of(&arg(0)).map(|n| seq(n, Shape::Tuple(shapes.iter().map(element).collect())))
+            }
+            ("unzip", 1) => match (len_of(&arg(0)), element(&arg(0))) {
+                (Some(n), Shape::Tuple(items)) => {
+                    Some(Shape::Tuple(items.into_iter().map(|e| seq(n.clone(), e)).collect()))
+                }
+                _ => None,
+            },
+            ("concat", 2) => match (len_of(&arg(0)), len_of(&arg(1))) {
+                (Some(a), Some(b)) => {
+                    let elem = self.join_elements(&element(&arg(0)), &element(&arg(1)));
+                    a.add(&b).map(|n| seq(n, elem))
+                }
+                _ => None,
+            },
+            ("reverse" | "sort", 1) => Some(arg(0)).filter(|s| len_of(s).is_some()),
+            ("replicate", 2) => int(1).map(|n| seq(n, self.forget_since(&arg(0), usize::MAX))),
+            ("random_f32", 2) | ("random_i32", 4) => int(0).map(|n| seq(n, Shape::Scalar)),
+            ("gather", 2) => len_of(&arg(1)).map(|n| seq(n, element(&arg(0)))),
+            ("scatter", 3) => Some(arg(2)).filter(|s| len_of(s).is_some()),
+            ("permute", 2) => Some(arg(0)).filter(|s| len_of(s).is_some()),
+            ("filter", 2) => {
+                let n = Linear::atom(self.atom(format!("count({})", self.text(id)), true));
+                Some(seq(n, element(&arg(1))))
+            }
+            ("lengths", 1) => len_of(&arg(0)).map(|n| seq(n, Shape::Scalar)),
+            ("partition", 2) => {
+                let elem = Shape::Seq { len: Len::Varies, elem: Box::new(element(&arg(0))) };
+                len_of(&arg(1)).map(|n| seq(n, elem))
+            }
+            ("scan", 2) => len_of(&arg(1)).map(|n| seq(n, Shape::Scalar)),
+            ("exclusive_scan", 3) => len_of(&arg(2)).map(|n| seq(n, Shape::Scalar)),
+            ("count", 1) => Some(Shape::Int(Linear::atom(self.atom(self.text(id), true)))),
+            ("i32" | "i64", 1) => int(0).map(Shape::Int),
+            _ => None,
+        };
+        match result {
+            Some(shape) => shape,
+            None => self.unknown_expr(id),
+        }
+    }
+
+    /// `map(f, xs, ...)`: the lengths must agree; an inline lambda or a top-level function is
+    /// walked with the elements, so its result's shape is known per element.
+    fn map(&mut self, id: ExprId, args: &[ExprId]) -> Shape {
+        let Some((&f, seqs)) = args.split_first() else { return self.unknown_expr(id) };
+        let shapes: Vec<Shape> = seqs.iter().map(|&a| self.expr(a)).collect();
+        self.require_equal_lengths(id, "map", seqs, &shapes);
+        let Some(len) = shapes.first().and_then(len_of) else { return self.unknown_expr(id) };
+        let watermark = self.atoms.len();
+        let elems: Vec<Shape> = shapes
+            .iter()
+            .zip(seqs)
+            .map(|(s, &e)| self.instantiate(&element(s), &format!("{}[i]", self.text(e))))
+            .collect();
+        let result = match self.body.expr(f).clone() {
+            hir::Expr::Lambda(lambda) => Some(self.lambda(lambda, Some(elems))),
+            hir::Expr::Global(name) => self.summary_result(&name, &elems),
+            _ => {
+                self.expr(f);
+                None
+            }
+        };
+        let elem = match result {
+            Some(shape) => self.forget_since(&shape, watermark),
+            None => element(&self.unknown_expr(id)),
+        };
+        Shape::Seq { len: Len::Known(len), elem: Box::new(elem) }
+    }
+
+    /// `zip` and `map` need equal lengths: a proven difference is an error, an unproven
+    /// equality a warning that the executors check it. One diagnostic per call, labelling the
+    /// first sequence and each one whose length is not proven equal to it.
+    fn require_equal_lengths(&mut self, call: ExprId, what: &str, args: &[ExprId], shapes: &[Shape]) {
+        let Some(first) = shapes.first().and_then(len_of) else { return };
+        let mut differ = false;
+        let mut labels = Vec::new();
+        for (k, shape) in shapes.iter().enumerate().skip(1) {
+            let Some(other) = len_of(shape) else { continue };
+            match compare(&first, &other) {
+                Comparison::Equal => continue,
+                Comparison::Differ(_) => differ = true,
+                Comparison::Unknown => {}
+            }
+            labels.push((args[k], other));
+        }
+        if labels.is_empty() {
+            return;
+        }
+        let (code, message) = if differ {
+            let lengths: Vec<String> = std::iter::once(&first)
+                .chain(labels.iter().map(|(_, l)| l))
+                .map(|l| l.display(&self.atoms).to_string())
+                .collect();
+            let message = format!(
+                "`{what}` needs sequences of equal length, but their lengths are {}",
+                lengths.join(" and ")
+            );
+            (Code::ProvenLengthMismatch, message)
+        } else {
+            let message = format!(
+                "cannot prove that `{what}`'s sequences have equal lengths; it is checked at run time"
+            );
+            (Code::UnprovenLength, message)
+        };
+        // The primary span is the function's name, so that the arguments' labels stand apart.
+        let primary = match self.body.expr(call) {
+            hir::Expr::Call { callee, .. } => self.body.expr_range(*callee),
+            _ => self.body.expr_range(call),
+        };
+        let mut diagnostic = Diagnostic::new(code, primary, message).with_label(
+            self.body.expr_range(args[0]),
+            format!("this has length {}", first.display(&self.atoms)),
+        );
+        for (arg, len) in &labels {
+            diagnostic = diagnostic.with_label(
+                self.body.expr_range(*arg),
+                format!("this has length {}", len.display(&self.atoms)),
+            );
+        }
+        if !differ {
+            diagnostic = diagnostic.with_help(
+                "lengths are proved equal when both sequences come from the same one \
+                 (a comprehension over `xs`, `indices(xs)` or `range(len(xs))`)",
+            );
+        }
+        self.out.diagnostics.push(diagnostic);
+    }
+}
+
+/// Matches a callee parameter's shape against an argument's, recording what the parameter's
+/// atoms stand for.
+fn unify(param: &Shape, arg: &Shape, subst: &mut HashMap<AtomId, Linear>) {
+    match (param, arg) {
+        (Shape::Seq { len: Len::Known(p), elem: pe }, Shape::Seq { len: Len::Known(a), elem: ae }) => {
+            if let Some(atom) = p.as_atom() {
+                subst.insert(atom, a.clone());
+            }
+            unify(pe, ae, subst);
+        }
+        (Shape::Int(p), Shape::Int(a)) => {
+            if let Some(atom) = p.as_atom() {
+                subst.insert(atom, a.clone());
+            }
+        }
+        (Shape::Tuple(ps), Shape::Tuple(args)) => {
+            for (p, a) in ps.iter().zip(args) {
+                unify(p, a, subst);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The shape of an element of a value of type `ty` nothing is known of.
+fn element_of_type(ty: &Type) -> Shape {
+    match ty {
+        Type::Seq(elem) => Shape::Seq { len: Len::Varies, elem: Box::new(element_of_type(elem)) },
+        Type::Tuple(items) => Shape::Tuple(items.iter().map(element_of_type).collect()),
+        _ => Shape::Scalar,
+    }
+}
+
+fn element(seq: &Shape) -> Shape {
+    match seq {
+        Shape::Seq { elem, .. } => (**elem).clone(),
+        _ => Shape::Scalar,
+    }
+}
+
+fn len_of(seq: &Shape) -> Option<Linear> {
+    match seq {
+        Shape::Seq { len: Len::Known(l), .. } => Some(l.clone()),
+        _ => None,
+    }
+}
+
+/// Locals bound in a block (by assignment or as a loop variable), nested blocks included.
+fn assigned_in(body: &Body, block: &[hir::StmtId], out: &mut Vec<LocalId>) {
+    for &stmt in block {
+        match body.stmt(stmt) {
+            Stmt::Assign { targets, .. } => targets.iter().for_each(|t| t.locals(out)),
+            Stmt::If { then, otherwise, .. } => {
+                assigned_in(body, then, out);
+                assigned_in(body, otherwise, out);
+            }
+            Stmt::For { pattern, body: inner, .. } => {
+                pattern.locals(out);
+                assigned_in(body, inner, out);
+            }
+            Stmt::While { body: inner, .. } => assigned_in(body, inner, out),
+            Stmt::Def { local, .. } => out.push(*local),
+            _ => {}
+        }
+    }
+}
+
+/// Locals with more than one binding site, or bound in a loop.
+fn rebound_locals(body: &Body) -> HashSet<LocalId> {
+    let mut counts: HashMap<LocalId, u32> = HashMap::default();
+    for stmt in &body.stmts {
+        let mut bound = Vec::new();
+        match stmt {
+            Stmt::Assign { targets, .. } => targets.iter().for_each(|t| t.locals(&mut bound)),
+            Stmt::Def { local, .. } => bound.push(*local),
+            Stmt::For { pattern, .. } => {
+                // Bound once per iteration: as good as twice.
+                pattern.locals(&mut bound);
+                pattern.locals(&mut bound);
+            }
+            _ => {}
+        }
+        if let Stmt::For { body: inner, .. } | Stmt::While { body: inner, .. } = stmt {
+            let mut inside = Vec::new();
+            assigned_in(body, inner, &mut inside);
+            bound.extend(inside);
+        }
+        for local in bound {
+            *counts.entry(local).or_default() += 1;
+        }
+    }
+    counts.into_iter().filter(|(_, n)| *n > 1).map(|(l, _)| l).collect()
+}
+
+/// A name for a loop or comprehension variable's values: the name it binds, or `item`.
+fn pattern_name(body: &Body, pattern: &Pattern) -> String {
+    match pattern {
+        Pattern::Bind(local, _) => body.local(*local).name.clone(),
+        _ => "item".to_string(),
+    }
+}
+
+/// Undoes an `if` condition's refinements where the branch left them in place: past the branch,
+/// the condition no longer holds.
+fn unrefine(
+    env: &mut HashMap<LocalId, Shape>,
+    refined: &[(LocalId, Shape)],
+    before: &HashMap<LocalId, Shape>,
+) {
+    for (local, shape) in refined {
+        if env.get(local) == Some(shape) {
+            match before.get(local) {
+                Some(old) => env.insert(*local, old.clone()),
+                None => env.remove(local),
+            };
+        }
+    }
+}
