@@ -28,6 +28,8 @@ pub(super) struct Walker<'a> {
     atoms: Vec<Atom>,
     /// Atoms named `max(e, 0)` or `a * b`, shared between equal expressions.
     interned: HashMap<String, AtomId>,
+    /// The atoms an interned atom is a function of: it varies where they do.
+    derived: HashMap<AtomId, Vec<AtomId>>,
     /// Atoms minted for a value not yet bound: the first binding names them.
     unnamed: HashSet<AtomId>,
     env: HashMap<LocalId, Shape>,
@@ -64,6 +66,7 @@ impl<'a> Walker<'a> {
             callers,
             atoms: Vec::new(),
             interned: HashMap::default(),
+            derived: HashMap::default(),
             unnamed: HashSet::default(),
             env: HashMap::default(),
             globals: HashMap::default(),
@@ -114,13 +117,25 @@ impl<'a> Walker<'a> {
         Linear::atom(atom)
     }
 
-    fn interned_atom(&mut self, name: String, nonneg: bool) -> AtomId {
+    /// The atom for a function of `operands` that prints as `name`, shared by equal ones.
+    fn interned_atom(&mut self, name: String, operands: &[&Linear]) -> AtomId {
         if let Some(&atom) = self.interned.get(&name) {
             return atom;
         }
-        let atom = self.atom(name.clone(), nonneg);
+        let atom = self.atom(name.clone(), true);
         self.interned.insert(name, atom);
+        let depends = operands.iter().flat_map(|l| l.terms.iter().map(|t| t.0)).collect();
+        self.derived.insert(atom, depends);
         atom
+    }
+
+    /// Whether `atom` is minted inside a scope that started at `watermark`, or depends on one
+    /// that is.
+    fn minted_since(&self, atom: AtomId, watermark: usize) -> bool {
+        match self.derived.get(&atom) {
+            Some(operands) => operands.iter().any(|&a| self.minted_since(a, watermark)),
+            None => atom as usize >= watermark,
+        }
     }
 
     /// `max(value, 0)`: `value` itself when it is provably non-negative.
@@ -132,7 +147,7 @@ impl<'a> Walker<'a> {
             return Linear::constant(c.max(0));
         }
         let name = format!("max({}, 0)", value.display(&self.atoms));
-        Linear::atom(self.interned_atom(name, true))
+        Linear::atom(self.interned_atom(name, &[value]))
     }
 
     fn text(&self, expr: ExprId) -> String {
@@ -207,7 +222,7 @@ impl<'a> Walker<'a> {
 
     /// What is left of `shape` outside a scope whose atoms are those from `watermark` on.
     fn forget_since(&self, shape: &Shape, watermark: usize) -> Shape {
-        let inner = |l: &Linear| l.mentions(|a| a as usize >= watermark);
+        let inner = |l: &Linear| l.mentions(|a| self.minted_since(a, watermark));
         match shape {
             Shape::Seq { len, elem } => {
                 let len = match len {
@@ -698,7 +713,7 @@ impl<'a> Walker<'a> {
                 Clause::For { pattern, iterable, .. } => {
                     let seq = self.expr(*iterable);
                     let mark = *watermark.get_or_insert(self.atoms.len());
-                    let len = len_of(&seq).filter(|l| !l.mentions(|a| a as usize >= mark));
+                    let len = len_of(&seq).filter(|l| !l.mentions(|a| self.minted_since(a, mark)));
                     total = match (total, len) {
                         (Some(t), Some(l)) => self.product(&t, &l),
                         _ => None,
@@ -735,7 +750,7 @@ impl<'a> Walker<'a> {
             (_, Some(k)) => a.scale(k),
             _ => {
                 let name = format!("({}) * ({})", a.display(&self.atoms), b.display(&self.atoms));
-                Some(Linear::atom(self.interned_atom(name, true)))
+                Some(Linear::atom(self.interned_atom(name, &[a, b])))
             }
         }
     }

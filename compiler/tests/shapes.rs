@@ -1,0 +1,180 @@
+//! Shape analysis: snapshots of every sample's shapes (what `weft check --shapes` prints), the
+//! two kinds of length mismatch (proven: rejected at compile time; unproven: reported at run time
+//! by every executor), and index proofs (a proven index loses its bounds check, an unproven one
+//! keeps it). `UPDATE_EXPECT=1` rewrites the snapshots.
+
+mod common;
+
+use std::path::Path;
+
+use common::differential::{self, Executor};
+use expect_test::expect_file;
+use weft_compiler::driver::{self, Backend, RunError};
+use weft_compiler::ir::{Block, Check, Op, StmtKind};
+use weft_compiler::{Code, Database, SourceFile, shapes};
+
+fn shapes_of(source: &str) -> (Database, SourceFile) {
+    let db = Database::default();
+    let file = SourceFile::new(&db, "shapes.weft".to_string(), source.to_string());
+    (db, file)
+}
+
+#[test]
+fn every_sample_has_its_shapes_snapshot() {
+    let samples = common::weft_programs(&["samples"]);
+    assert!(samples.len() >= 15, "the samples are found");
+    for path in samples {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let (db, file) = shapes_of(&text);
+        let name = path.file_stem().expect("a name").to_string_lossy().into_owned();
+        let snapshot = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/shapes/{name}.txt"));
+        expect_file![snapshot].assert_eq(&shapes::report(&db, file));
+    }
+}
+
+#[test]
+fn lengths_are_symbolic_and_nesting_regular_or_not() {
+    let (db, file) = shapes_of(
+        "def f(xs: [f32], n: i32) -> [f32]:\n\
+         \x20   ys = [x * 2.0 for x in xs]\n\
+         \x20   both = concat(xs, ys)\n\
+         \x20   grid = [[0.0 for j in range(n)] for i in indices(xs)]\n\
+         \x20   rows = [range(i) for i in range(n)]\n\
+         \x20   pos = [x for x in xs if x > 0.0]\n\
+         \x20   return ys\n",
+    );
+    let report = shapes::report(&db, file);
+    for line in [
+        "ys : [f32; len(xs)]",
+        "both : [f32; 2 * len(xs)]",
+        "grid : [[f32; max(n, 0)]; len(xs)]",
+        "rows : [[i32]; max(n, 0)] (irregular)",
+        "pos : [f32; count(x > 0.0)]",
+        "def f -> [f32; len(xs)]",
+    ] {
+        assert!(report.contains(line), "missing `{line}` in:\n{report}");
+    }
+}
+
+#[test]
+fn callers_see_the_shapes_their_callees_return() {
+    let (db, file) = shapes_of(
+        "def pairs(xs: [f32]) -> [(f32, f32)]:\n\
+         \x20   return zip(xs, [x + 1.0 for x in xs])\n\
+         ys = pairs([1.0, 2.0, 3.0])\n",
+    );
+    let report = shapes::report(&db, file);
+    assert!(report.contains("ys : [(f32, f32); 3]"), "{report}");
+    // `zip` of `xs` and a comprehension over it needs no run-time check.
+    assert!(weft_compiler::file_diagnostics(&db, file).is_empty());
+}
+
+const PROVEN_MISMATCH: &str = "xs = [1.0, 2.0, 3.0]\nprint(zip(xs, xs[1:]))\n";
+const UNPROVEN_MISMATCH: &str = "def dot(xs: [f32], ys: [f32]) -> f32:\n\
+                                 \x20   return sum([x * y for x, y in zip(xs, ys)])\n\
+                                 print(dot([1.0, 2.0, 3.0], [3.0, 4.0]))\n";
+
+#[test]
+fn a_proven_mismatch_is_rejected_at_compile_time_on_every_backend() {
+    let (db, file) = shapes_of(PROVEN_MISMATCH);
+    let diagnostics = weft_compiler::file_diagnostics(&db, file);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+    let error = &diagnostics[0];
+    assert_eq!(error.code, Code::ProvenLengthMismatch);
+    assert!(error.message.contains("3 and 2"), "{}", error.message);
+    let labels: Vec<&str> = error.labels.iter().map(|l| l.message.as_str()).collect();
+    assert_eq!(labels, ["this has length 3", "this has length 2"]);
+    for backend in [Backend::Interp, Backend::Cpu] {
+        let mut host = differential::CapturingHost { stdout: String::new() };
+        match driver::run(&db, file, backend, &mut host) {
+            Err(RunError::Compile(d)) => assert_eq!(d[0].code, Code::ProvenLengthMismatch),
+            other => panic!("{backend:?} ran a proven mismatch: {:?}", other.err()),
+        }
+    }
+}
+
+#[test]
+fn an_unproven_equality_is_a_warning_and_a_run_time_check_on_every_executor() {
+    let (db, file) = shapes_of(UNPROVEN_MISMATCH);
+    let diagnostics = weft_compiler::file_diagnostics(&db, file);
+    assert_eq!(diagnostics.iter().map(|d| d.code).collect::<Vec<_>>(), [Code::UnprovenLength]);
+    assert!(diagnostics[0].message.contains("checked at run time"));
+    let dir = std::env::temp_dir().join(format!("weft-shapes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let path = dir.join("unproven.weft");
+    std::fs::write(&path, UNPROVEN_MISMATCH).expect("writable");
+    let zip_at = UNPROVEN_MISMATCH.find("zip(xs, ys)").expect("the zip") as u32;
+    for executor in [Executor::Interp, Executor::Cpu, Executor::CpuSequentialInner] {
+        let error = differential::run(executor, &path).error.unwrap_or_else(|| panic!("{executor:?} ran"));
+        assert_eq!(error.code, Code::LengthMismatch, "{executor:?}");
+        assert_eq!(u32::from(error.range.start()), zip_at, "{executor:?}");
+    }
+}
+
+fn index_checks(block: &Block) -> usize {
+    block
+        .stmts
+        .iter()
+        .map(|stmt| match &stmt.kind {
+            StmtKind::Op { op: Op::Check(Check::IndexInRange { .. }), .. } => 1,
+            StmtKind::If { then, otherwise, .. } => index_checks(then) + index_checks(otherwise),
+            StmtKind::While { cond, body, .. } | StmtKind::ElementLoop { cond, body, .. } => {
+                index_checks(cond) + index_checks(body)
+            }
+            _ => 0,
+        })
+        .sum()
+}
+
+fn flat_index_checks(source: &str) -> usize {
+    let (db, file) = shapes_of(source);
+    let program = driver::flat_program(&db, file).unwrap_or_else(|d| panic!("{d:#?}"));
+    program.functions.iter().map(|f| index_checks(&f.body)).sum()
+}
+
+#[test]
+fn a_proven_index_skips_its_check_and_an_unproven_one_keeps_it() {
+    let proven = "def diffs(a: [f32]) -> [f32]:\n\
+                  \x20   return [a[i + 1] - a[i] for i in range(len(a) - 1)]\n\
+                  print(diffs([1.0, 4.0, 9.0]))\n";
+    let unproven = "def diffs(a: [f32]) -> [f32]:\n\
+                    \x20   return [a[i + 1] - a[i] for i in range(len(a))]\n\
+                    print(diffs([1.0, 4.0, 9.0]))\n";
+    assert_eq!(flat_index_checks(proven), 0);
+    // `a[i]` is still proven; `a[i + 1]` may reach `len(a)`, and does.
+    assert_eq!(flat_index_checks(unproven), 1);
+    let (out, error) = differential::run_source(proven, Backend::Cpu);
+    assert_eq!((out.as_str(), error), ("[3.0, 5.0]\n", None));
+    let (_, error) = differential::run_source(unproven, Backend::Cpu);
+    assert_eq!(error.map(|e| e.0), Some("E0400".to_string()));
+}
+
+#[test]
+fn a_condition_bounds_the_index_it_guards() {
+    let guarded = "def pad(rows: [[f32]], k: i32) -> [[f32]]:\n\
+                   \x20   return [[r[j] if j < len(r) else 0.0 for r in rows] for j in range(k)]\n\
+                   print(pad([[1.0], [2.0, 3.0], []], 3))\n";
+    assert_eq!(flat_index_checks(guarded), 0);
+    let unguarded = guarded.replace("j < len(r)", "j < 5");
+    assert_eq!(flat_index_checks(&unguarded), 1);
+    let (out, error) = differential::run_source(guarded, Backend::Cpu);
+    let (expected, _) = differential::run_source(guarded, Backend::Interp);
+    assert_eq!((out, error), (expected, None));
+}
+
+#[test]
+fn loops_keep_shapes_only_when_they_are_invariant() {
+    let (db, file) = shapes_of(
+        "xs = [1.0, 2.0]\n\
+         ys = [0.0, 0.0]\n\
+         for _ in range(3):\n\
+         \x20   xs = [x * 2.0 for x in xs]\n\
+         \x20   ys = concat(ys, [1.0])\n\
+         print(zip(xs, [0.0, 0.0]), ys)\n",
+    );
+    let report = shapes::report(&db, file);
+    // `xs` keeps its length through the loop; `ys` grows, so it is unknown after it.
+    assert!(report.contains("xs : [f32; 2]"), "{report}");
+    assert!(report.contains("ys : [f32; len(ys) + 1]"), "{report}");
+    assert!(weft_compiler::file_diagnostics(&db, file).is_empty());
+}
