@@ -24,6 +24,26 @@ pub struct Atom {
     /// An index from a `range`: `lower <= atom`, and `atom < upper`.
     pub lower: Option<Linear>,
     pub upper: Option<Linear>,
+    /// What the atom is a function of, when it is one.
+    pub definition: Option<Definition>,
+}
+
+/// An atom that is a function of other atoms: a clamped value, or a product that is not linear.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Definition {
+    /// `max(value, 0)`, the length of a `range` or slice that Python clamps.
+    Max0(Linear),
+    /// The length of a comprehension over two sequences.
+    Product(Linear, Linear),
+}
+
+impl Definition {
+    pub fn operands(&self) -> Vec<&Linear> {
+        match self {
+            Definition::Max0(value) => vec![value],
+            Definition::Product(a, b) => vec![a, b],
+        }
+    }
 }
 
 /// `constant + Σ coefficient · atom`, with the terms sorted by atom and no zero coefficient.
@@ -184,15 +204,16 @@ mod tests {
     use super::*;
 
     fn atoms() -> Vec<Atom> {
-        let len = |name: &str| Atom { name: name.into(), nonneg: true, lower: None, upper: None };
+        let len = |name: &str| Atom { name: name.into(), nonneg: true, lower: None, upper: None, definition: None };
         let xs = len("len(xs)");
-        let n = Atom { name: "n".into(), nonneg: false, lower: None, upper: None };
+        let n = Atom { name: "n".into(), nonneg: false, lower: None, upper: None, definition: None };
         // i in range(len(xs))
         let i = Atom {
             name: "i".into(),
             nonneg: false,
             lower: Some(Linear::constant(0)),
             upper: Some(Linear::atom(0)),
+            definition: None,
         };
         vec![xs, n, i]
     }

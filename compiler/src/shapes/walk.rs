@@ -7,7 +7,7 @@
 use rowan::TextRange;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::symbolic::{Atom, AtomId, Comparison, Linear, compare, provably_in_bounds, provably_nonneg};
+use super::symbolic::{Atom, AtomId, Comparison, Definition, Linear, compare, provably_in_bounds, provably_nonneg};
 use super::{BindingShape, BodyShapes, Len, Shape, function_shapes};
 use crate::db::{Db, SourceFile};
 use crate::diagnostics::{Code, Diagnostic};
@@ -28,8 +28,6 @@ pub(super) struct Walker<'a> {
     atoms: Vec<Atom>,
     /// Atoms named `max(e, 0)` or `a * b`, shared between equal expressions.
     interned: HashMap<String, AtomId>,
-    /// The atoms an interned atom is a function of: it varies where they do.
-    derived: HashMap<AtomId, Vec<AtomId>>,
     /// Atoms minted for a value not yet bound: the first binding names them.
     unnamed: HashSet<AtomId>,
     env: HashMap<LocalId, Shape>,
@@ -66,7 +64,6 @@ impl<'a> Walker<'a> {
             callers,
             atoms: Vec::new(),
             interned: HashMap::default(),
-            derived: HashMap::default(),
             unnamed: HashSet::default(),
             env: HashMap::default(),
             globals: HashMap::default(),
@@ -106,7 +103,7 @@ impl<'a> Walker<'a> {
     // --- atoms --------------------------------------------------------------------------------
 
     fn atom(&mut self, name: impl Into<String>, nonneg: bool) -> AtomId {
-        self.atoms.push(Atom { name: name.into(), nonneg, lower: None, upper: None });
+        self.atoms.push(Atom { name: name.into(), nonneg, lower: None, upper: None, definition: None });
         (self.atoms.len() - 1) as AtomId
     }
 
@@ -117,23 +114,28 @@ impl<'a> Walker<'a> {
         Linear::atom(atom)
     }
 
-    /// The atom for a function of `operands` that prints as `name`, shared by equal ones.
-    fn interned_atom(&mut self, name: String, operands: &[&Linear]) -> AtomId {
+    /// The atom for a function of other atoms, shared by equal ones.
+    fn defined_atom(&mut self, definition: Definition) -> AtomId {
+        let name = match &definition {
+            Definition::Max0(value) => format!("max({}, 0)", value.display(&self.atoms)),
+            Definition::Product(a, b) => format!("({}) * ({})", a.display(&self.atoms), b.display(&self.atoms)),
+        };
         if let Some(&atom) = self.interned.get(&name) {
             return atom;
         }
         let atom = self.atom(name.clone(), true);
+        self.atoms[atom as usize].definition = Some(definition);
         self.interned.insert(name, atom);
-        let depends = operands.iter().flat_map(|l| l.terms.iter().map(|t| t.0)).collect();
-        self.derived.insert(atom, depends);
         atom
     }
 
-    /// Whether `atom` is minted inside a scope that started at `watermark`, or depends on one
-    /// that is.
+    /// Whether `atom` is minted inside a scope that started at `watermark`, or is a function of
+    /// one that is.
     fn minted_since(&self, atom: AtomId, watermark: usize) -> bool {
-        match self.derived.get(&atom) {
-            Some(operands) => operands.iter().any(|&a| self.minted_since(a, watermark)),
+        match self.atoms.get(atom as usize).and_then(|a| a.definition.as_ref()) {
+            Some(definition) => {
+                definition.operands().iter().any(|l| l.mentions(|a| self.minted_since(a, watermark)))
+            }
             None => atom as usize >= watermark,
         }
     }
@@ -146,8 +148,7 @@ impl<'a> Walker<'a> {
         if let Some(c) = value.as_constant() {
             return Linear::constant(c.max(0));
         }
-        let name = format!("max({}, 0)", value.display(&self.atoms));
-        Linear::atom(self.interned_atom(name, &[value]))
+        Linear::atom(self.defined_atom(Definition::Max0(value.clone())))
     }
 
     fn text(&self, expr: ExprId) -> String {
@@ -189,6 +190,11 @@ impl<'a> Walker<'a> {
                 Shape::Seq { len: Len::Known(self.unknown_len(hint)), elem: Box::new(element_of_type(elem)) }
             }
             Type::Tuple(items) => Shape::Tuple(items.iter().map(|t| self.unknown(t, hint)).collect()),
+            Type::Scalar(s) if s.is_int() => {
+                let atom = self.atom(hint, false);
+                self.unnamed.insert(atom);
+                Shape::Int(Linear::atom(atom))
+            }
             _ => Shape::Scalar,
         }
     }
@@ -532,7 +538,7 @@ impl<'a> Walker<'a> {
             hir::Expr::Tuple(items) => Shape::Tuple(items.iter().map(|&e| self.expr(e)).collect()),
             hir::Expr::List(items) => {
                 let shapes: Vec<Shape> = items.iter().map(|&e| self.expr(e)).collect();
-                let elem = shapes.iter().cloned().reduce(|a, b| self.join(&a, &b));
+                let elem = shapes.iter().cloned().reduce(|a, b| self.join_elements(&a, &b));
                 let elem = match elem {
                     Some(e) => e,
                     None => element(&self.unknown_expr(id)),
@@ -749,8 +755,7 @@ impl<'a> Walker<'a> {
             (Some(k), _) => b.scale(k),
             (_, Some(k)) => a.scale(k),
             _ => {
-                let name = format!("({}) * ({})", a.display(&self.atoms), b.display(&self.atoms));
-                Some(Linear::atom(self.interned_atom(name, &[a, b])))
+                Some(Linear::atom(self.defined_atom(Definition::Product(a.clone(), b.clone()))))
             }
         }
     }
@@ -822,46 +827,65 @@ impl<'a> Walker<'a> {
         for (param, arg) in summary.params.iter().zip(args) {
             unify(param, arg, &mut subst);
         }
-        let mut fresh: HashMap<AtomId, Linear> = HashMap::default();
-        Some(self.translate(&ret, &subst, &mut fresh, &summary.atoms))
+        let mut call = Translation { subst, callee_atoms: &summary.atoms, hint: format!("{name}(…)") };
+        Some(self.translate(&ret, &mut call, 0))
     }
 
     /// A callee's shape in this body's atoms: its parameters' atoms become the arguments'
-    /// values, and its other atoms fresh unknowns.
-    fn translate(
-        &mut self,
-        shape: &Shape,
-        subst: &HashMap<AtomId, Linear>,
-        fresh: &mut HashMap<AtomId, Linear>,
-        callee_atoms: &[Atom],
-    ) -> Shape {
-        let mut linear = |me: &mut Self, l: &Linear| -> Option<Linear> {
-            for &(atom, _) in &l.terms {
-                if !subst.contains_key(&atom) && !fresh.contains_key(&atom) {
-                    let nonneg = callee_atoms.get(atom as usize).is_some_and(|a| a.nonneg);
-                    let new = me.atom("?", nonneg);
-                    me.unnamed.insert(new);
-                    fresh.insert(atom, Linear::atom(new));
-                }
-            }
-            l.substitute(&|a| subst.get(&a).or_else(|| fresh.get(&a)).cloned())
-        };
+    /// values, a `max` or product of them is rebuilt from theirs, and its other atoms become
+    /// fresh unknowns (named after the call, `depth` levels of elements down).
+    fn translate(&mut self, shape: &Shape, call: &mut Translation, depth: usize) -> Shape {
         match shape {
             Shape::Seq { len, elem } => {
                 let len = match len {
-                    Len::Known(l) => match linear(self, l) {
+                    Len::Known(l) => match self.translate_linear(l, call, depth) {
                         Some(l) => Len::Known(l),
                         None => Len::Known(self.unknown_len("…")),
                     },
                     Len::Varies => Len::Varies,
                 };
-                let elem = self.translate(elem, subst, fresh, callee_atoms);
+                let elem = self.translate(elem, call, depth + 1);
                 Shape::Seq { len, elem: Box::new(elem) }
             }
-            Shape::Int(l) => linear(self, l).map_or(Shape::Scalar, Shape::Int),
+            Shape::Int(l) => self.translate_linear(l, call, depth).map_or(Shape::Scalar, Shape::Int),
             Shape::Index { .. } | Shape::Scalar => Shape::Scalar,
-            Shape::Tuple(items) => {
-                Shape::Tuple(items.iter().map(|s| self.translate(s, subst, fresh, callee_atoms)).collect())
+            Shape::Tuple(items) => Shape::Tuple(items.iter().map(|s| self.translate(s, call, depth)).collect()),
+        }
+    }
+
+    fn translate_linear(&mut self, value: &Linear, call: &mut Translation, depth: usize) -> Option<Linear> {
+        let mut out = Linear::constant(value.constant);
+        for &(atom, c) in &value.terms {
+            let mapped = match call.subst.get(&atom) {
+                Some(mapped) => mapped.clone(),
+                None => {
+                    let mapped = self.translate_atom(atom, call, depth)?;
+                    call.subst.insert(atom, mapped.clone());
+                    mapped
+                }
+            };
+            out = out.add_scaled(&mapped, c)?;
+        }
+        Some(out)
+    }
+
+    fn translate_atom(&mut self, atom: AtomId, call: &mut Translation, depth: usize) -> Option<Linear> {
+        let info = call.callee_atoms.get(atom as usize)?.clone();
+        match info.definition {
+            Some(Definition::Max0(value)) => {
+                let value = self.translate_linear(&value, call, depth)?;
+                Some(self.clamped(&value))
+            }
+            Some(Definition::Product(a, b)) => {
+                let a = self.translate_linear(&a, call, depth)?;
+                let b = self.translate_linear(&b, call, depth)?;
+                self.product(&a, &b)
+            }
+            None => {
+                let name = format!("len({}{})", call.hint, "[i]".repeat(depth));
+                let new = self.atom(name, info.nonneg);
+                self.unnamed.insert(new);
+                Some(Linear::atom(new))
             }
         }
     }
@@ -876,20 +900,28 @@ impl<'a> Walker<'a> {
             Some(Shape::Int(v)) => Some(v.clone()),
             _ => None,
         };
+        // An integer argument nothing is known of is still one value: an atom.
+        let int_or_atom = |me: &mut Self, i: usize| -> Linear {
+            int(i).unwrap_or_else(|| {
+                let name = args.get(i).map_or_else(|| "?".to_string(), |&a| me.text(a));
+                Linear::atom(me.atom(name, false))
+            })
+        };
         let seq = |len: Linear, elem: Shape| Shape::Seq { len: Len::Known(len), elem: Box::new(elem) };
         let result = match (name, shapes.len()) {
             ("len", 1) => len_of(&arg(0)).map(Shape::Int),
-            ("range", 1) => int(0).map(|n| {
+            ("range", 1) => {
+                let n = int_or_atom(self, 0);
                 let len = self.clamped(&n);
-                seq(len, Shape::Index { lower: Linear::constant(0), upper: n })
-            }),
-            ("range", 2) => match (int(0), int(1)) {
-                (Some(a), Some(b)) => b.sub(&a).map(|d| {
+                Some(seq(len, Shape::Index { lower: Linear::constant(0), upper: n }))
+            }
+            ("range", 2) => {
+                let (a, b) = (int_or_atom(self, 0), int_or_atom(self, 1));
+                b.sub(&a).map(|d| {
                     let len = self.clamped(&d);
                     seq(len, Shape::Index { lower: a, upper: b })
-                }),
-                _ => None,
-            },
+                })
+            }
             ("indices", 1) => {
                 len_of(&arg(0)).map(|n| seq(n.clone(), Shape::Index { lower: Linear::constant(0), upper: n }))
             }
@@ -1023,6 +1055,13 @@ impl<'a> Walker<'a> {
         }
         self.out.diagnostics.push(diagnostic);
     }
+}
+
+/// A call being translated into the caller's atoms: what each callee atom stands for so far.
+struct Translation<'s> {
+    subst: HashMap<AtomId, Linear>,
+    callee_atoms: &'s [Atom],
+    hint: String,
 }
 
 /// Matches a callee parameter's shape against an argument's, recording what the parameter's
