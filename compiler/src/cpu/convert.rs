@@ -146,7 +146,9 @@ fn read_single(ty: &Type, cursor: &mut Cursor<'_>) -> Result<interp::Value, Stri
     match ty {
         Type::Scalar(_) => match next(cursor, ty)? {
             Value::Scalar(s) => Ok(s.to_interp()),
-            Value::Vector(_) => Err(format!("a vector where a scalar of {ty} is expected")),
+            Value::Vector(_) | Value::Progression(_) => {
+                Err(format!("a vector where a scalar of {ty} is expected"))
+            }
         },
         Type::Tuple(items) => {
             let fields = items.iter().map(|t| read_single(t, cursor)).collect::<Result<Vec<_>, _>>()?;
@@ -180,6 +182,10 @@ enum Coll {
 fn read_many(ty: &Type, cursor: &mut Cursor<'_>) -> Result<Coll, String> {
     let vector = |v: &Value| match v {
         Value::Vector(b) => Ok(b.clone()),
+        Value::Progression(p) => match p.materialize() {
+            Value::Vector(b) => Ok(b),
+            _ => Err(format!("a progression that is not a vector, for {ty}")),
+        },
         Value::Scalar(_) => Err(format!("a scalar where a collection of {ty} is expected")),
     };
     Ok(match ty {

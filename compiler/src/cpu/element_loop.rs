@@ -77,6 +77,8 @@ impl Loop<'_> {
             Value::Vector(b) => {
                 b.get(i).ok_or_else(|| internal_at("an element loop input is too short", span))
             }
+            Value::Progression(p) if i < p.len => Ok(ScalarValue::I32(p.get(i))),
+            Value::Progression(_) => Err(internal_at("an element loop input is too short", span)),
         };
         for (&p, input) in self.params.iter().zip(inputs) {
             set(frame, p, entry(input)?, span)?;
@@ -121,7 +123,7 @@ impl Loop<'_> {
                     let index = Value::Scalar(read(frame, *index)?);
                     match kernels::gather(whole, &index).map_err(|e| at(e, stmt.span))? {
                         Value::Scalar(s) => set(frame, *d, s, stmt.span)?,
-                        Value::Vector(_) => {
+                        Value::Vector(_) | Value::Progression(_) => {
                             return Err(internal_at("a gather of many inside an element loop", stmt.span));
                         }
                     }

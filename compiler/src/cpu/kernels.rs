@@ -61,7 +61,14 @@ pub fn arg<T: Elem>(v: &Value) -> KResult<Arg<'_, T>> {
             Some(xs) => Ok(Arg::V(xs)),
             None => internal(format!("a {} vector where {} is expected", b.ty().name(), T::TY.name())),
         },
+        Value::Progression(_) => unwritten(),
     }
+}
+
+/// Vector kernels never see a progression: the executor writes it out first.
+#[cold]
+fn unwritten<T>() -> KResult<T> {
+    internal("a progression that was not written out")
 }
 
 fn vector<T: Elem>(v: &Value) -> KResult<&[T]> {
@@ -75,13 +82,14 @@ fn buffer(v: &Value) -> KResult<&Buffer> {
     match v {
         Value::Vector(b) => Ok(b),
         Value::Scalar(_) => internal("a scalar where a vector is expected"),
+        Value::Progression(_) => unwritten(),
     }
 }
 
 fn scalar(v: &Value) -> KResult<ScalarValue> {
     match v {
         Value::Scalar(s) => Ok(*s),
-        Value::Vector(_) => internal("a vector where a scalar is expected"),
+        Value::Vector(_) | Value::Progression(_) => internal("a vector where a scalar is expected"),
     }
 }
 
@@ -131,6 +139,7 @@ fn int_arg(v: &Value) -> KResult<IntArg<'_>> {
             Buffer::I64(xs) => Ok(IntArg::V64(xs)),
             _ => internal("a non-integer vector where integers are expected"),
         },
+        Value::Progression(_) => unwritten(),
     }
 }
 
@@ -674,6 +683,30 @@ pub fn gather(src: &Value, index: &Value) -> KResult<Value> {
     })
 }
 
+/// `src[start + step * i]` for `i` in `0..len`: a gather through a progression of indexes.
+pub fn gather_strided(src: &Value, start: i32, step: i32, len: usize) -> KResult<Option<Value>> {
+    let src = buffer(src)?;
+    let n = src.len();
+    let at = |i: usize| start as i64 + step as i64 * i as i64;
+    if len > 0 {
+        let (first, last) = (at(0), at(len - 1));
+        if in_range(first, n).is_none() || in_range(last, n).is_none() {
+            let bad = if in_range(first, n).is_none() { first } else { last };
+            return internal(format!("gather index {bad} out of range for {n} elements"));
+        }
+    }
+    each_buffer!(src, xs, T, Ok(Some(Value::vector(T::wrap(par_map_idx(len, |i| xs[at(i) as usize]))))))
+}
+
+/// Whether every index of an integer vector is in `0..len`.
+pub fn all_indexes_below(index: &Value, len: usize) -> bool {
+    match int_arg(index) {
+        Ok(IntArg::V32(v)) => v.iter().all(|&i| in_range(i as i64, len).is_some()),
+        Ok(IntArg::V64(v)) => v.iter().all(|&i| in_range(i, len).is_some()),
+        _ => false,
+    }
+}
+
 pub fn scatter(dst: &Value, index: &Value, src: &Value) -> KResult<Value> {
     let dstb = buffer(dst)?;
     let idx = int_arg(index)?;
@@ -818,6 +851,41 @@ fn seg_ranges<'a>(offsets: &Value, lengths: &'a Value, n: usize) -> KResult<(Vec
 
 fn par_segments<R: Send>(ranges: &[Range<usize>], f: impl Fn(&Range<usize>) -> R + Sync + Send) -> Vec<R> {
     if ranges.len() >= 64 { ranges.par_iter().map(f).collect() } else { ranges.iter().map(f).collect() }
+}
+
+/// `seg_reduce` over the segments of a regular sequence: segment `k` is
+/// `src[start + stride * k ..][..width]`, for `k` in `0..count`.
+pub fn seg_reduce_strided(
+    op: ReduceOp,
+    src: &Value,
+    start: i32,
+    stride: i32,
+    width: usize,
+    count: usize,
+) -> KResult<Value> {
+    let b = buffer(src)?;
+    let at = |k: usize| start as i64 + stride as i64 * k as i64;
+    if count > 0 && width > 0 {
+        let (lo, hi) = (at(0).min(at(count - 1)), at(0).max(at(count - 1)) + width as i64);
+        if lo < 0 || hi > b.len() as i64 {
+            return internal(format!("strided segments {lo}..{hi} in a vector of {} elements", b.len()));
+        }
+    }
+    each_buffer!(b, xs, T, {
+        op_supported::<T>(op)?;
+        with_op!(op, T, |id, f| {
+            let segment = |k: usize| {
+                let from = if width == 0 { 0 } else { at(k) as usize };
+                reduce_slice(&xs[from..from + width], id, &f)
+            };
+            let v: Vec<T> = if count >= 64 {
+                (0..count).into_par_iter().map(segment).collect()
+            } else {
+                (0..count).map(segment).collect()
+            };
+            Ok(Value::vector(T::wrap(v)))
+        })
+    })
 }
 
 pub fn seg_reduce(op: ReduceOp, src: &Value, offsets: &Value, lengths: &Value) -> KResult<Value> {

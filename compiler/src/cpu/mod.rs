@@ -15,6 +15,7 @@
 pub mod convert;
 mod element_loop;
 pub mod kernels;
+pub mod progression;
 pub mod value;
 
 #[cfg(test)]
@@ -58,6 +59,20 @@ pub struct Counters {
     pub max_call_depth: u64,
     /// Per `Op::name()`: how many ran, and their elements (as `elements` counts them).
     pub per_op: BTreeMap<String, (u64, u64)>,
+    /// Ops run on strided (progression) operands or producing them, without writing a
+    /// descriptor out (`cpu::progression`).
+    pub strided_ops: u64,
+}
+
+/// How the executor stores the segment descriptors of regular sequences.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// As progressions (a start and a stride), never written out: `cpu::progression`.
+    #[default]
+    Strided,
+    /// As vectors of offsets and lengths, like irregular ones: the baseline the benchmarks
+    /// compare against.
+    Segmented,
 }
 
 /// Runs `program.main`.
@@ -74,8 +89,21 @@ pub fn call(
     host: &mut dyn Host,
     counters: &mut Counters,
 ) -> Result<Vec<Value>, Diagnostic> {
+    call_with(program, func, args, host, counters, Layout::default())
+}
+
+/// `call`, storing regular sequences' descriptors as `layout` says.
+pub fn call_with(
+    program: &Program,
+    func: FuncId,
+    args: Vec<Value>,
+    host: &mut dyn Host,
+    counters: &mut Counters,
+    layout: Layout,
+) -> Result<Vec<Value>, Diagnostic> {
+    let strided = layout == Layout::Strided;
     let mut exec =
-        Exec { program, host, counters, liveness: HashMap::new(), loads: HashMap::new(), depth: 0 };
+        Exec { program, host, counters, liveness: HashMap::new(), loads: HashMap::new(), depth: 0, strided };
     exec.call_function(func, args, TextRange::default())
 }
 
@@ -154,6 +182,7 @@ struct Exec<'p, 'h> {
     /// Files loaded in this run, as the variables of their whole type.
     loads: HashMap<(String, bool, Type), Vec<Value>>,
     depth: usize,
+    strided: bool,
 }
 
 impl<'p> Exec<'p, '_> {
@@ -225,10 +254,25 @@ impl<'p> Exec<'p, '_> {
         let span = stmt.span;
         match &stmt.kind {
             StmtKind::Op { dest, op } => {
-                let args = op.operands().iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;
-                let result = match op {
-                    Op::Load { path, csv, ty, field } => self.load(path, *csv, ty, *field).map(Some),
-                    _ => kernels::run_op(op, &args),
+                let mut args =
+                    op.operands().iter().map(|&v| get_raw(frame, v, span)).collect::<R<Vec<_>>>()?;
+                let strided = if self.strided { progression::run_op(op, &args) } else { None };
+                if strided.is_some() {
+                    self.counters.strided_ops += 1;
+                }
+                let result = match (op, strided) {
+                    (_, Some(result)) => result,
+                    (Op::Load { path, csv, ty, field }, None) => self.load(path, *csv, ty, *field).map(Some),
+                    (_, None) => {
+                        // Written out once, in place, so that later reads share the vector.
+                        for (&var, arg) in op.operands().iter().zip(args.iter_mut()) {
+                            if let Value::Progression(p) = arg {
+                                *arg = p.materialize();
+                                set(frame, var, arg.clone(), span)?;
+                            }
+                        }
+                        kernels::run_op(op, &args)
+                    }
                 };
                 self.count(op, &args, result.as_ref().ok().and_then(Option::as_ref));
                 match (dest, result.map_err(|e| at(e, span))?) {
@@ -341,7 +385,12 @@ impl<'p> Exec<'p, '_> {
     }
 }
 
+/// A variable's value, a progression written out (`get_raw` keeps it).
 fn get(frame: &Frame, var: VarId, span: TextRange) -> R<Value> {
+    get_raw(frame, var, span).map(Value::materialized)
+}
+
+fn get_raw(frame: &Frame, var: VarId, span: TextRange) -> R<Value> {
     match frame.get(var as usize) {
         Some(Some(v)) => Ok(v.clone()),
         Some(None) => {

@@ -144,6 +144,9 @@ impl Buffer {
 pub enum Value {
     Scalar(ScalarValue),
     Vector(Arc<Buffer>),
+    /// An `i32` vector that is an arithmetic progression, not written out: the strided layout's
+    /// segment descriptors (`cpu::progression`).
+    Progression(super::progression::Progression),
 }
 
 impl Value {
@@ -167,6 +170,7 @@ impl Value {
         match self {
             Value::Scalar(s) => s.ty(),
             Value::Vector(b) => b.ty(),
+            Value::Progression(_) => Scalar::I32,
         }
     }
 
@@ -175,20 +179,31 @@ impl Value {
         match self {
             Value::Scalar(_) => None,
             Value::Vector(b) => Some(b.len()),
+            Value::Progression(p) => Some(p.len),
         }
     }
 
     pub fn as_scalar(&self) -> Option<ScalarValue> {
         match self {
             Value::Scalar(s) => Some(*s),
-            Value::Vector(_) => None,
+            _ => None,
         }
     }
 
+    /// The elements of a vector; `None` for a scalar or a progression not written out.
     pub fn as_buffer(&self) -> Option<&Buffer> {
         match self {
-            Value::Scalar(_) => None,
             Value::Vector(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The value with a progression written out as a vector: what every consumer but
+    /// `progression::run_op` reads.
+    pub fn materialized(self) -> Value {
+        match self {
+            Value::Progression(p) => p.materialize(),
+            other => other,
         }
     }
 }

@@ -204,7 +204,8 @@ mod tests {
     use super::*;
 
     fn atoms() -> Vec<Atom> {
-        let len = |name: &str| Atom { name: name.into(), nonneg: true, lower: None, upper: None, definition: None };
+        let len =
+            |name: &str| Atom { name: name.into(), nonneg: true, lower: None, upper: None, definition: None };
         let xs = len("len(xs)");
         let n = Atom { name: "n".into(), nonneg: false, lower: None, upper: None, definition: None };
         // i in range(len(xs))

@@ -7,7 +7,9 @@
 use rowan::TextRange;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::symbolic::{Atom, AtomId, Comparison, Definition, Linear, compare, provably_in_bounds, provably_nonneg};
+use super::symbolic::{
+    Atom, AtomId, Comparison, Definition, Linear, compare, provably_in_bounds, provably_nonneg,
+};
 use super::{BindingShape, BodyShapes, Len, Shape, function_shapes};
 use crate::db::{Db, SourceFile};
 use crate::diagnostics::{Code, Diagnostic};
@@ -118,7 +120,9 @@ impl<'a> Walker<'a> {
     fn defined_atom(&mut self, definition: Definition) -> AtomId {
         let name = match &definition {
             Definition::Max0(value) => format!("max({}, 0)", value.display(&self.atoms)),
-            Definition::Product(a, b) => format!("({}) * ({})", a.display(&self.atoms), b.display(&self.atoms)),
+            Definition::Product(a, b) => {
+                format!("({}) * ({})", a.display(&self.atoms), b.display(&self.atoms))
+            }
         };
         if let Some(&atom) = self.interned.get(&name) {
             return atom;
@@ -754,9 +758,7 @@ impl<'a> Walker<'a> {
         match (a.as_constant(), b.as_constant()) {
             (Some(k), _) => b.scale(k),
             (_, Some(k)) => a.scale(k),
-            _ => {
-                Some(Linear::atom(self.defined_atom(Definition::Product(a.clone(), b.clone()))))
-            }
+            _ => Some(Linear::atom(self.defined_atom(Definition::Product(a.clone(), b.clone())))),
         }
     }
 
@@ -849,7 +851,9 @@ impl<'a> Walker<'a> {
             }
             Shape::Int(l) => self.translate_linear(l, call, depth).map_or(Shape::Scalar, Shape::Int),
             Shape::Index { .. } | Shape::Scalar => Shape::Scalar,
-            Shape::Tuple(items) => Shape::Tuple(items.iter().map(|s| self.translate(s, call, depth)).collect()),
+            Shape::Tuple(items) => {
+                Shape::Tuple(items.iter().map(|s| self.translate(s, call, depth)).collect())
+            }
         }
     }
 
