@@ -246,3 +246,29 @@ fn loop_rounds_over_one_collection_do_not_copy_it() {
     assert_eq!(out.trim(), "[15, 15]");
     assert!(counters.elements < 20_000, "{} elements for 16 rounds over 32 values", counters.elements);
 }
+
+/// Regular sequences are stored strided (their descriptors are progressions the executor never
+/// writes out), and storing them segmented, as irregular ones are, prints the same.
+#[test]
+fn regular_sequences_are_stored_strided() {
+    use weft_compiler::cpu::{self, Layout};
+    for name in ["matmul", "nbody", "spmv_ell"] {
+        let path = differential::workspace_root().join(format!("samples/{name}.weft"));
+        let text = std::fs::read_to_string(&path).expect("the sample exists");
+        let db = Database::default();
+        let file = SourceFile::new(&db, path.display().to_string(), text);
+        let program = driver::flat_program(&db, file).expect("the sample flattens");
+        let run = |layout: Layout| {
+            let mut host = CapturingHost { stdout: String::new() };
+            let mut counters = cpu::Counters::default();
+            cpu::call_with(program, program.main, Vec::new(), &mut host, &mut counters, layout)
+                .unwrap_or_else(|e| panic!("{name}: {}", e.message));
+            (host.stdout, counters.strided_ops)
+        };
+        let (strided, strided_ops) = run(Layout::Strided);
+        let (segmented, segmented_ops) = run(Layout::Segmented);
+        assert_eq!(strided, segmented, "{name}");
+        assert!(strided_ops > 0, "{name} ran no op on a strided descriptor");
+        assert_eq!(segmented_ops, 0, "{name}");
+    }
+}

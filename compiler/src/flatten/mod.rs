@@ -58,11 +58,14 @@ pub struct Options {
     /// numbers and tuples, runs this many elements at a time (0: all at once), which bounds the
     /// memory of its breadth-first frontier (Barnes–Hut's force walk).
     pub piece_size: u32,
+    /// Check every index, those shape analysis proved in bounds too: the baseline for
+    /// measuring what the proofs save.
+    pub keep_index_checks: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { sequential_inner: false, piece_size: DEFAULT_PIECE_SIZE }
+        Options { sequential_inner: false, piece_size: DEFAULT_PIECE_SIZE, keep_index_checks: false }
     }
 }
 
@@ -491,7 +494,7 @@ impl<'c> Flattener<'c> {
                 let seq =
                     self.expr(*seq, ctx)?.seq().ok_or_else(|| self.bug("an index of a non-sequence"))?;
                 let index = self.expr(*index, ctx)?.leaf().ok_or_else(|| self.bug("a non-scalar index"))?;
-                if *in_bounds {
+                if *in_bounds && !self.options.keep_index_checks {
                     self.index_in_bounds(&seq, index, ctx)
                 } else {
                     self.index(&seq, index, ctx, "")?
