@@ -82,7 +82,11 @@ struct ScheduleArgs {
 
 impl ScheduleArgs {
     fn options(self) -> flatten::Options {
-        flatten::Options { sequential_inner: self.sequential_inner, piece_size: self.piece_size }
+        flatten::Options {
+            sequential_inner: self.sequential_inner,
+            piece_size: self.piece_size,
+            ..flatten::Options::default()
+        }
     }
 }
 

@@ -20,6 +20,8 @@ use weft_compiler::cpu::{self, Counters, Layout};
 use weft_compiler::flatten::Options;
 use weft_compiler::{Database, SourceFile, driver, ir};
 
+// Only the silent host is used here; the timing is interleaved by hand.
+#[allow(dead_code)]
 mod common;
 use common::NoHost;
 

@@ -178,3 +178,30 @@ fn loops_keep_shapes_only_when_they_are_invariant() {
     assert!(report.contains("ys : [f32; len(ys) + 1]"), "{report}");
     assert!(weft_compiler::file_diagnostics(&db, file).is_empty());
 }
+
+#[test]
+fn an_index_is_proven_only_from_what_holds_for_every_element() {
+    // `scatter` writes `src`'s values into `range(4)`: its elements need not be indexes of `xs`.
+    let scattered = "def f(xs: [f32], idx: [i32]) -> [f32]:\n\
+                     \x20   ids = scatter(idx, [0], range(len(xs)))\n\
+                     \x20   return [xs[i] for i in ids]\n\
+                     print(f([1.0, 2.0], [5]))\n";
+    assert_eq!(flat_index_checks(scattered), 1);
+    // A filter keeps some of `range`'s elements: still indexes.
+    let filtered = "def f(xs: [f32]) -> [f32]:\n\
+                    \x20   return [xs[i] for i in filter(lambda i: i % 2 == 0, indices(xs))]\n\
+                    print(f([1.0, 2.0, 3.0]))\n";
+    assert_eq!(flat_index_checks(filtered), 0);
+    // Past the `if`, its condition no longer holds.
+    let branch = "def f(xs: [f32], n: i32) -> f32:\n\
+                  \x20   total = 0.0\n\
+                  \x20   for i in range(n):\n\
+                  \x20       if i < len(xs):\n\
+                  \x20           total = total + xs[i]\n\
+                  \x20       total = total + xs[i]\n\
+                  \x20   return total\n\
+                  print(f([1.0, 2.0], 3))\n";
+    assert_eq!(flat_index_checks(branch), 1);
+    let (_, error) = differential::run_source(branch, Backend::Cpu);
+    assert_eq!(error.map(|e| e.0), Some("E0400".to_string()));
+}

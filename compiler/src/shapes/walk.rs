@@ -950,7 +950,11 @@ impl<'a> Walker<'a> {
             ("replicate", 2) => int(1).map(|n| seq(n, self.forget_since(&arg(0), usize::MAX))),
             ("random_f32", 2) | ("random_i32", 4) => int(0).map(|n| seq(n, Shape::Scalar)),
             ("gather", 2) => len_of(&arg(1)).map(|n| seq(n, element(&arg(0)))),
-            ("scatter", 3) => Some(arg(2)).filter(|s| len_of(s).is_some()),
+            // `dst` with some of its elements replaced by `src`'s.
+            ("scatter", 3) => len_of(&arg(2)).map(|n| {
+                let elem = self.join_elements(&element(&arg(0)), &element(&arg(2)));
+                seq(n, elem)
+            }),
             ("permute", 2) => Some(arg(0)).filter(|s| len_of(s).is_some()),
             ("filter", 2) => {
                 let n = Linear::atom(self.atom(format!("count({})", self.text(id)), true));
