@@ -1,5 +1,5 @@
-//! Incrementality: an edit inside one function re-runs that function's queries (syntax, names, HIR
-//! and types) and no other's, as long as its type scheme is unchanged.
+//! Incrementality: an edit inside one function re-runs that function's queries (syntax, names, HIR,
+//! types and shapes) and no other's, as long as its type scheme is unchanged.
 //! The test counts query executions through the database's execution log.
 
 use salsa::Setter;
@@ -28,8 +28,14 @@ fn count(log: &[String], query: &str) -> usize {
     log.iter().filter(|entry| entry.starts_with(&format!("{query}("))).count()
 }
 
-const PER_FUNCTION_QUERIES: &[&str] =
-    &["function_signature", "function_body", "function_names", "function_hir", "function_types"];
+const PER_FUNCTION_QUERIES: &[&str] = &[
+    "function_signature",
+    "function_body",
+    "function_names",
+    "function_hir",
+    "function_types",
+    "function_shapes",
+];
 
 #[test]
 fn editing_one_function_reruns_only_its_queries() {

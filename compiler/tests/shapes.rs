@@ -186,7 +186,8 @@ fn an_index_is_proven_only_from_what_holds_for_every_element() {
                      \x20   ids = scatter(idx, [0], range(len(xs)))\n\
                      \x20   return [xs[i] for i in ids]\n\
                      print(f([1.0, 2.0], [5]))\n";
-    assert_eq!(flat_index_checks(scattered), 1);
+    // `xs[i]`'s check, and the one `scatter` makes of its indexes.
+    assert_eq!(flat_index_checks(scattered), 2);
     // A filter keeps some of `range`'s elements: still indexes.
     let filtered = "def f(xs: [f32]) -> [f32]:\n\
                     \x20   return [xs[i] for i in filter(lambda i: i % 2 == 0, indices(xs))]\n\
@@ -204,4 +205,41 @@ fn an_index_is_proven_only_from_what_holds_for_every_element() {
     assert_eq!(flat_index_checks(branch), 1);
     let (_, error) = differential::run_source(branch, Backend::Cpu);
     assert_eq!(error.map(|e| e.0), Some("E0400".to_string()));
+}
+
+/// Programs a review found to be wrongly proven: each index must keep its check, and each run
+/// must stop with E0400 as the interpreter does.
+#[test]
+fn what_a_review_found_stays_checked() {
+    let cases = [
+        // Two slices that print alike are different lengths.
+        "def f(a: [i32], b: [i32]) -> [i32]:\n\
+         \x20   p = a\n\
+         \x20   u = p[::2][1:]\n\
+         \x20   p = b\n\
+         \x20   v = p[::2][1:]\n\
+         \x20   return [v[i] for i in range(len(u))]\n\
+         print(f([1, 2, 3, 4, 5, 6, 7], [1, 2, 3]))\n",
+        // `n + n` wraps.
+        "def f(xs: [i32], n: i32) -> [i32]:\n\
+         \x20   if n < 0:\n\
+         \x20       return [xs[i] for i in range(n + n)]\n\
+         \x20   return xs\n\
+         print(f([1], -2147483643))\n",
+        // A closure reads the parameter as it is when called.
+        "def f(xs: [i32], ys: [i32]) -> [i32]:\n\
+         \x20   n = len(xs)\n\
+         \x20   def g() -> [i32]:\n\
+         \x20       return [xs[i] for i in range(n)]\n\
+         \x20   xs = ys\n\
+         \x20   return g()\n\
+         print(f([1, 2, 3], [1]))\n",
+    ];
+    for source in cases {
+        assert_eq!(flat_index_checks(source), 1, "{source}");
+        let (_, interp) = differential::run_source(source, Backend::Interp);
+        let (_, cpu) = differential::run_source(source, Backend::Cpu);
+        assert_eq!(interp.as_ref().map(|e| e.0.as_str()), Some("E0400"), "{source}");
+        assert_eq!(cpu, interp, "{source}");
+    }
 }

@@ -7,8 +7,9 @@
 //! different ids may still be equal at run time; the proofs only ever conclude from the
 //! *structure* of an expression (all atoms cancel), so they stay sound.
 //!
-//! The arithmetic is exact (`i64`, checked): a proof assumes the program's `i32` arithmetic on
-//! lengths and indexes does not wrap, which holds for every sequence that fits in memory.
+//! The arithmetic is exact (`i64`, checked), and the program's wraps: the walk keeps an
+//! arithmetic result symbolic only when `fits_i32` shows, from the atoms' ranges, that the
+//! program computes it without wrapping.
 
 use std::fmt;
 
@@ -191,6 +192,40 @@ pub fn provably_nonneg(value: &Linear, atoms: &[Atom]) -> bool {
         }
     }
     false
+}
+
+/// The range of values `value` may take, from each atom's: a length or count is in
+/// `0..=i32::MAX`, a bounded index between its bounds, any other atom any `i32`.
+fn interval(value: &Linear, atoms: &[Atom], depth: u32) -> (i128, i128) {
+    let (mut lo, mut hi) = (value.constant as i128, value.constant as i128);
+    for &(atom, c) in &value.terms {
+        let (a, b) = atom_interval(atoms.get(atom as usize), atoms, depth);
+        let (x, y) = (a * c as i128, b * c as i128);
+        lo += x.min(y);
+        hi += x.max(y);
+    }
+    (lo, hi)
+}
+
+fn atom_interval(atom: Option<&Atom>, atoms: &[Atom], depth: u32) -> (i128, i128) {
+    let full = (i32::MIN as i128, i32::MAX as i128);
+    let Some(atom) = atom else { return full };
+    if atom.nonneg {
+        return (0, i32::MAX as i128);
+    }
+    if depth == 0 {
+        return full;
+    }
+    let lo = atom.lower.as_ref().map_or(full.0, |l| interval(l, atoms, depth - 1).0.max(full.0));
+    let hi = atom.upper.as_ref().map_or(full.1, |u| (interval(u, atoms, depth - 1).1 - 1).min(full.1));
+    (lo, hi)
+}
+
+/// Whether every value `value` may take fits in an `i32`: then the program's wrapping
+/// arithmetic computes it exactly.
+pub fn fits_i32(value: &Linear, atoms: &[Atom]) -> bool {
+    let (lo, hi) = interval(value, atoms, 4);
+    lo >= i32::MIN as i128 && hi <= i32::MAX as i128
 }
 
 /// Whether `0 <= index < len` follows from the facts.

@@ -8,7 +8,7 @@ use rowan::TextRange;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::symbolic::{
-    Atom, AtomId, Comparison, Definition, Linear, compare, provably_in_bounds, provably_nonneg,
+    Atom, AtomId, Comparison, Definition, Linear, compare, fits_i32, provably_in_bounds, provably_nonneg,
 };
 use super::{BindingShape, BodyShapes, Len, Shape, function_shapes};
 use crate::db::{Db, SourceFile};
@@ -16,7 +16,7 @@ use crate::diagnostics::{Code, Diagnostic};
 use crate::hir::{self, Body, Clause, ExprId, LambdaBody, LambdaId, Literal, LocalId, Pattern, Stmt};
 use crate::infer::BodyTypes;
 use crate::items::file_functions;
-use crate::types::Type;
+use crate::types::{Scalar, Type};
 
 pub(super) struct Walker<'a> {
     db: &'a dyn Db,
@@ -28,8 +28,8 @@ pub(super) struct Walker<'a> {
     /// The top-level functions this body must not ask the shapes of: those in its call cycle.
     callers: HashSet<u32>,
     atoms: Vec<Atom>,
-    /// Atoms named `max(e, 0)` or `a * b`, shared between equal expressions.
-    interned: HashMap<String, AtomId>,
+    /// Atoms that are functions of others (`max(e, 0)`, `a * b`), shared between equal ones.
+    interned: HashMap<Definition, AtomId>,
     /// Atoms minted for a value not yet bound: the first binding names them.
     unnamed: HashSet<AtomId>,
     env: HashMap<LocalId, Shape>,
@@ -124,12 +124,12 @@ impl<'a> Walker<'a> {
                 format!("({}) * ({})", a.display(&self.atoms), b.display(&self.atoms))
             }
         };
-        if let Some(&atom) = self.interned.get(&name) {
+        if let Some(&atom) = self.interned.get(&definition) {
             return atom;
         }
-        let atom = self.atom(name.clone(), true);
-        self.atoms[atom as usize].definition = Some(definition);
-        self.interned.insert(name, atom);
+        let atom = self.atom(name, true);
+        self.atoms[atom as usize].definition = Some(definition.clone());
+        self.interned.insert(definition, atom);
         atom
     }
 
@@ -175,7 +175,7 @@ impl<'a> Walker<'a> {
                 let len = Linear::atom(self.atom(format!("len({name})"), true));
                 Shape::Seq { len: Len::Known(len), elem: Box::new(element_of_type(&elem)) }
             }
-            Type::Scalar(s) if s.is_int() => Shape::Int(Linear::atom(self.atom(name, false))),
+            Type::Scalar(Scalar::I32) => Shape::Int(Linear::atom(self.atom(name, false))),
             Type::Tuple(items) => Shape::Tuple(
                 items
                     .into_iter()
@@ -194,7 +194,7 @@ impl<'a> Walker<'a> {
                 Shape::Seq { len: Len::Known(self.unknown_len(hint)), elem: Box::new(element_of_type(elem)) }
             }
             Type::Tuple(items) => Shape::Tuple(items.iter().map(|t| self.unknown(t, hint)).collect()),
-            Type::Scalar(s) if s.is_int() => {
+            Type::Scalar(Scalar::I32) => {
                 let atom = self.atom(hint, false);
                 self.unnamed.insert(atom);
                 Shape::Int(Linear::atom(atom))
@@ -365,10 +365,12 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// A loop: walked with the shapes it starts with; where a shape it rebinds then differs,
-    /// that local becomes unknown and the body is walked again, until every shape it rebinds is
-    /// stable. Only the last walk's bindings, diagnostics and proofs are kept. `enter` binds the
-    /// loop variable (or evaluates the condition) at the top of each walk.
+    /// A loop: walked with the shapes it starts with. Where a shape it rebinds then differs,
+    /// that local is widened and the body walked again, until every shape it rebinds is stable:
+    /// first to what its shapes before and after the pass share (`join`: a length that stays
+    /// the same stays), then, if it still changes, to an unknown. Only the last walk's bindings,
+    /// diagnostics and proofs are kept. `enter` binds the loop variable (or evaluates the
+    /// condition) at the top of each walk.
     fn walk_loop(
         &mut self,
         body: &[hir::StmtId],
@@ -380,9 +382,11 @@ impl<'a> Walker<'a> {
         rebound.retain(|l| !loop_vars.contains(l));
         rebound.sort_unstable();
         rebound.dedup();
-        let mut widened: HashSet<LocalId> = HashSet::default();
+        // Locals widened to what two passes share, and those widened to unknowns.
+        let mut joined: HashMap<LocalId, Shape> = HashMap::default();
+        let mut unknown: HashSet<LocalId> = HashSet::default();
         let start_env = self.env.clone();
-        for _ in 0..=rebound.len() {
+        for _ in 0..=2 * rebound.len() {
             let entry: Vec<(LocalId, Option<Shape>)> =
                 rebound.iter().map(|l| (*l, self.env.get(l).cloned())).collect();
             let marks = self.marks();
@@ -392,22 +396,25 @@ impl<'a> Walker<'a> {
             self.env.extend(refined.iter().cloned());
             self.block(body);
             unrefine(&mut self.env, &refined, &outer);
-            let changed: Vec<LocalId> = entry
+            let changed: Vec<(LocalId, Shape, Option<Shape>)> = entry
                 .iter()
-                .filter(|(l, s)| !widened.contains(l) && s.is_some() && self.env.get(l) != s.as_ref())
-                .map(|(l, _)| *l)
+                .filter(|(l, s)| !unknown.contains(l) && s.is_some() && self.env.get(l) != s.as_ref())
+                .map(|(l, s)| (*l, s.clone().unwrap_or(Shape::Scalar), self.env.get(l).cloned()))
                 .collect();
             if changed.is_empty() {
-                // After the loop (which may run no times), a widened local is unknown again, and
-                // loop variables keep their (unknown) last value.
-                for &local in widened.iter().chain(loop_vars) {
+                // A shape both passes share holds after the loop too, whether it ran or not; an
+                // unknown is unknown again, and loop variables keep their (unknown) last value.
+                for (&local, shape) in &joined {
+                    self.env.insert(local, shape.clone());
+                }
+                for &local in unknown.iter().chain(loop_vars) {
                     let ty = self.types.local(local).clone();
                     let name = self.body.local(local).name.clone();
                     let shape = self.unknown(&ty, &name);
                     self.env.insert(local, shape);
                 }
                 for (local, shape) in &entry {
-                    if !widened.contains(local) && shape.is_none() {
+                    if !joined.contains_key(local) && !unknown.contains(local) && shape.is_none() {
                         self.env.remove(local);
                     }
                 }
@@ -416,8 +423,21 @@ impl<'a> Walker<'a> {
             self.reset(marks);
             self.returns.truncate(saved_returns);
             self.env = start_env.clone();
-            widened.extend(changed);
-            for &local in &widened {
+            for (local, before, after) in changed {
+                let name = self.body.local(local).name.clone();
+                if joined.contains_key(&local) || after.is_none() {
+                    joined.remove(&local);
+                    unknown.insert(local);
+                } else if let Some(after) = after {
+                    let shape = self.join(&before, &after);
+                    self.name_atoms(&shape, &name);
+                    joined.insert(local, shape);
+                }
+            }
+            for (&local, shape) in &joined {
+                self.env.insert(local, shape.clone());
+            }
+            for &local in &unknown {
                 let ty = self.types.local(local).clone();
                 let name = self.body.local(local).name.clone();
                 let shape = self.unknown(&ty, &name);
@@ -507,7 +527,22 @@ impl<'a> Walker<'a> {
     // --- expressions --------------------------------------------------------------------------
 
     fn expr(&mut self, id: ExprId) -> Shape {
-        crate::ensure_stack(|| self.expr_inner(id))
+        let shape = crate::ensure_stack(|| self.expr_inner(id));
+        // Symbolic integers are `i32` values only: the proofs reason about `i32` indexes, and
+        // other widths would need their own wrap-around bounds.
+        match shape {
+            Shape::Int(_) if self.types.expr_types.get(id as usize) != Some(&Type::I32) => Shape::Scalar,
+            shape => shape,
+        }
+    }
+
+    /// An integer result of arithmetic, if it provably fits in an `i32`: the program's
+    /// arithmetic wraps, and a symbolic value must be the value the program computes.
+    fn exact(&self, value: Option<Linear>) -> Shape {
+        match value {
+            Some(v) if fits_i32(&v, &self.atoms) => Shape::Int(v),
+            _ => Shape::Scalar,
+        }
     }
 
     fn expr_inner(&mut self, id: ExprId) -> Shape {
@@ -570,7 +605,7 @@ impl<'a> Walker<'a> {
             hir::Expr::Unary { op, operand } => {
                 let value = self.expr(operand);
                 match (op, value) {
-                    (hir::UnaryOp::Neg, Shape::Int(v)) => v.scale(-1).map_or(Shape::Scalar, Shape::Int),
+                    (hir::UnaryOp::Neg, Shape::Int(v)) => self.exact(v.scale(-1)),
                     (hir::UnaryOp::Pos, v @ Shape::Int(_)) => v,
                     _ => Shape::Scalar,
                 }
@@ -591,7 +626,7 @@ impl<'a> Walker<'a> {
                     },
                     _ => None,
                 };
-                value.map_or(Shape::Scalar, Shape::Int)
+                self.exact(value)
             }
             hir::Expr::And(a, b) | hir::Expr::Or(a, b) => {
                 self.expr(a);
@@ -696,6 +731,8 @@ impl<'a> Walker<'a> {
         let Some(bound) = bound.plus(extra) else { return };
         let Some(old) = value.as_atom() else { return };
         let mut atom = self.atoms[old as usize].clone();
+        // A new atom, minted here: not the function of others the old one may have been.
+        atom.definition = None;
         if above {
             atom.upper = Some(bound);
         } else {
@@ -968,7 +1005,8 @@ impl<'a> Walker<'a> {
             ("scan", 2) => len_of(&arg(1)).map(|n| seq(n, Shape::Scalar)),
             ("exclusive_scan", 3) => len_of(&arg(2)).map(|n| seq(n, Shape::Scalar)),
             ("count", 1) => Some(Shape::Int(Linear::atom(self.atom(self.text(id), true)))),
-            ("i32" | "i64", 1) => int(0).map(Shape::Int),
+            // Only `i32` values are symbolic: `i32(x)` of one is itself.
+            ("i32", 1) => int(0).map(Shape::Int),
             _ => None,
         };
         match result {
@@ -1142,6 +1180,10 @@ fn assigned_in(body: &Body, block: &[hir::StmtId], out: &mut Vec<LocalId>) {
 /// Locals with more than one binding site, or bound in a loop.
 fn rebound_locals(body: &Body) -> HashSet<LocalId> {
     let mut counts: HashMap<LocalId, u32> = HashMap::default();
+    // A parameter is bound on entry: one assignment more rebinds it.
+    for param in body.params.iter().chain(body.lambdas.iter().flat_map(|l| &l.params)) {
+        *counts.entry(param.local).or_default() += 1;
+    }
     for stmt in &body.stmts {
         let mut bound = Vec::new();
         match stmt {
