@@ -10,6 +10,7 @@ use crate::interp::value::{Elems, Seq, SeqBuilder};
 use crate::interp::{self};
 use crate::types::{Scalar, Type};
 
+use super::progression::Progression;
 use super::value::{Buffer, ScalarValue, Value};
 
 /// The IR variables of a single (host) value of type `ty`, in the order `layout(ty, false)`
@@ -86,12 +87,24 @@ fn push_many(ty: &Type, parts: &[Seq], out: &mut Vec<Value>) {
                     inner.push(s);
                 }
             }
-            out.push(Value::i32s(offsets));
-            out.push(Value::i32s(lengths));
+            out.extend(descriptor(offsets, lengths));
             push_many(elem, &inner, out);
         }
         Type::Var(_) | Type::Func(..) => {}
     }
+}
+
+/// A segment descriptor, strided (two progressions) when every segment has one width.
+fn descriptor(offsets: Vec<i32>, lengths: Vec<i32>) -> [Value; 2] {
+    let width = lengths.first().copied().unwrap_or(0);
+    if lengths.len() > 1 && lengths.iter().all(|&l| l == width) {
+        let len = lengths.len();
+        return [
+            Value::Progression(Progression { start: 0, step: width, len }),
+            Value::Progression(Progression { start: width, step: 0, len }),
+        ];
+    }
+    [Value::i32s(offsets), Value::i32s(lengths)]
 }
 
 /// The scalars of `parts` in one buffer of type `s`, copying unboxed slices in one go.
