@@ -214,7 +214,6 @@ mod tests {
     fn agrees_with_the_vector_kernels() {
         let n = Value::Scalar(ScalarValue::I32(5));
         let three = Value::Scalar(ScalarValue::I32(3));
-        let zero = Value::Scalar(ScalarValue::I32(0));
         let cases: Vec<(Op, Vec<Value>)> = vec![
             (Op::Iota { len: 0 }, vec![n.clone()]),
             (Op::Replicate { value: 0, len: 1 }, vec![three.clone(), n.clone()]),
@@ -237,7 +236,6 @@ mod tests {
             let slow = kernels::run_op(&op, &written_args).expect("runs");
             assert_eq!(fast.map(written), slow, "{op:?}");
         }
-        let _ = zero;
     }
 
     #[test]
