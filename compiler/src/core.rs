@@ -45,6 +45,9 @@ pub struct Function {
     pub types: Vec<Type>,
     /// The source span of each expression, by `ExprId`: where run-time errors point.
     pub spans: Vec<TextRange>,
+    /// The `zip` and `map` calls whose sequences shape analysis proved to have equal lengths:
+    /// the executors that run the IR do not check them (the interpreter does regardless).
+    pub equal_lengths: Vec<ExprId>,
 }
 
 impl Function {

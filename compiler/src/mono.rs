@@ -118,6 +118,7 @@ impl Builder {
                 exprs: Vec::new(),
                 types: Vec::new(),
                 spans: Vec::new(),
+                equal_lengths: Vec::new(),
             },
             offset,
         }
@@ -1337,7 +1338,11 @@ impl<'a> Mono<'a> {
             hir::Expr::Call { callee, args } => {
                 if let hir::Expr::Prelude(name) = body.expr(*callee) {
                     let name = name.clone();
-                    return self.lower_prelude_call(ctx, &name, args, range, ty);
+                    let call = self.lower_prelude_call(ctx, &name, args, range, ty);
+                    if self.shapes_of(ctx.owner).proves_equal_lengths(e) {
+                        ctx.builder.func.equal_lengths.push(call);
+                    }
+                    return call;
                 }
                 match self.lower_fn(ctx, *callee) {
                     Some(value) => self.call_fn(ctx, value, args, range, ty),

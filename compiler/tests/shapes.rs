@@ -243,3 +243,40 @@ fn what_a_review_found_stays_checked() {
         assert_eq!(cpu, interp, "{source}");
     }
 }
+
+fn flat_length_checks(source: &str) -> usize {
+    fn count(block: &Block) -> usize {
+        block
+            .stmts
+            .iter()
+            .map(|stmt| match &stmt.kind {
+                StmtKind::Op { op: Op::Check(Check::LengthsEqual { .. }), .. } => 1,
+                StmtKind::If { then, otherwise, .. } => count(then) + count(otherwise),
+                StmtKind::While { cond, body, .. } | StmtKind::ElementLoop { cond, body, .. } => {
+                    count(cond) + count(body)
+                }
+                _ => 0,
+            })
+            .sum()
+    }
+    let (db, file) = shapes_of(source);
+    let program = driver::flat_program(&db, file).unwrap_or_else(|d| panic!("{d:#?}"));
+    program.functions.iter().map(|f| count(&f.body)).sum()
+}
+
+#[test]
+fn proven_equal_lengths_are_not_checked_at_run_time() {
+    let proven = "def f(xs: [f32]) -> [f32]:\n\
+                  \x20   ys = [x + 1.0 for x in xs]\n\
+                  \x20   return concat([a * b for a, b in zip(xs, ys)], map(lambda a, b: a - b, xs, ys))\n\
+                  print(f([1.0, 2.0]))\n";
+    let unproven = "def f(xs: [f32], ys: [f32]) -> [f32]:\n\
+                    \x20   return [a * b for a, b in zip(xs, ys)]\n\
+                    print(f([1.0, 2.0], [3.0, 4.0]))\n";
+    assert_eq!(flat_length_checks(proven), 0);
+    assert_eq!(flat_length_checks(unproven), 1);
+    for (source, expected) in [(proven, "[2.0, 6.0, -1.0, -1.0]\n"), (unproven, "[3.0, 8.0]\n")] {
+        let (out, error) = differential::run_source(source, Backend::Cpu);
+        assert_eq!((out.as_str(), error), (expected, None));
+    }
+}

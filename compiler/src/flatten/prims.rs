@@ -46,7 +46,8 @@ impl<'c> Flattener<'c> {
             Prim::Map => {
                 let seqs: Vec<SeqRep> = (0..values.len()).map(|i| seq(self, i)).collect::<R<_>>()?;
                 let callee = funcs.first().ok_or_else(|| self.bug("a map without a function"))?;
-                self.map(callee, &seqs, ctx)?
+                let check = (!func.equal_lengths.contains(&id)).then_some("map");
+                self.map(callee, &seqs, ctx, check)?
             }
             Prim::Filter => {
                 let xs = seq(self, 0)?;
@@ -55,7 +56,8 @@ impl<'c> Flattener<'c> {
             }
             Prim::Zip => {
                 let seqs: Vec<SeqRep> = (0..values.len()).map(|i| seq(self, i)).collect::<R<_>>()?;
-                let (_, elems, offsets, lengths) = self.enter(&seqs, ctx, Some("zip"))?;
+                let check = (!func.equal_lengths.contains(&id)).then_some("zip");
+                let (_, elems, offsets, lengths) = self.enter(&seqs, ctx, check)?;
                 Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: Rep::Tuple(elems), compact: true }))
             }
             Prim::Unzip => {
@@ -342,9 +344,10 @@ impl<'c> Flattener<'c> {
         (start, step, self.b.cast(Scalar::I32, count))
     }
 
-    /// Applies a function to the elements of sequences, in a child context.
-    fn map(&mut self, callee: &Callee, seqs: &[SeqRep], ctx: CtxId) -> R<Rep> {
-        let (child, elems, offsets, lengths) = self.enter(seqs, ctx, Some("map"))?;
+    /// Applies a function to the elements of sequences, in a child context; `check` names the
+    /// operation whose lengths are checked equal (`None` when shape analysis proved them).
+    fn map(&mut self, callee: &Callee, seqs: &[SeqRep], ctx: CtxId, check: Option<&str>) -> R<Rep> {
+        let (child, elems, offsets, lengths) = self.enter(seqs, ctx, check)?;
         let body = self.call_in(callee, elems, ctx, child)?;
         Ok(self.exit(&body, child, offsets, lengths))
     }

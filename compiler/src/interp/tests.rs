@@ -32,6 +32,7 @@ impl Builder {
                 exprs: Vec::new(),
                 types: Vec::new(),
                 spans: Vec::new(),
+                equal_lengths: Vec::new(),
             },
             base,
         }

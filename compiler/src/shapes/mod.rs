@@ -85,11 +85,17 @@ pub struct BodyShapes {
     pub proven_indexes: Vec<ExprId>,
     /// How many `a[i]` on sequences the body has.
     pub index_sites: u32,
+    /// `zip` and `map` calls whose sequences are proven to have equal lengths.
+    pub equal_lengths: Vec<ExprId>,
 }
 
 impl BodyShapes {
     pub fn proves_in_bounds(&self, index_expr: ExprId) -> bool {
         self.proven_indexes.contains(&index_expr)
+    }
+
+    pub fn proves_equal_lengths(&self, call: ExprId) -> bool {
+        self.equal_lengths.contains(&call)
     }
 
     /// `[f32; len(xs)]`, `[[i32]; n] (irregular)`, `i32 = len(xs) - 1`.

@@ -229,9 +229,13 @@ impl Walker<'_> {
     fn require_equal_lengths(&mut self, call: ExprId, what: &str, args: &[ExprId], shapes: &[Shape]) {
         let Some(first) = shapes.first().and_then(len_of) else { return };
         let mut differ = false;
+        let mut all_known = true;
         let mut labels = Vec::new();
         for (k, shape) in shapes.iter().enumerate().skip(1) {
-            let Some(other) = len_of(shape) else { continue };
+            let Some(other) = len_of(shape) else {
+                all_known = false;
+                continue;
+            };
             match compare(&first, &other) {
                 Comparison::Equal => continue,
                 Comparison::Differ(_) => differ = true,
@@ -240,6 +244,9 @@ impl Walker<'_> {
             labels.push((args[k], other));
         }
         if labels.is_empty() {
+            if all_known {
+                self.out.equal_lengths.push(call);
+            }
             return;
         }
         let (code, message) = if differ {

@@ -45,6 +45,7 @@ struct Marks {
     diagnostics: usize,
     proven: usize,
     index_sites: u32,
+    equal_lengths: usize,
 }
 
 impl<'a> Walker<'a> {
@@ -452,6 +453,7 @@ impl<'a> Walker<'a> {
             diagnostics: self.out.diagnostics.len(),
             proven: self.out.proven_indexes.len(),
             index_sites: self.out.index_sites,
+            equal_lengths: self.out.equal_lengths.len(),
         }
     }
 
@@ -460,6 +462,7 @@ impl<'a> Walker<'a> {
         self.out.diagnostics.truncate(marks.diagnostics);
         self.out.proven_indexes.truncate(marks.proven);
         self.out.index_sites = marks.index_sites;
+        self.out.equal_lengths.truncate(marks.equal_lengths);
     }
 
     fn bind(&mut self, pattern: &Pattern, shape: &Shape) {
