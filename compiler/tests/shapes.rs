@@ -111,25 +111,29 @@ fn an_unproven_equality_is_a_warning_and_a_run_time_check_on_every_executor() {
     }
 }
 
-fn index_checks(block: &Block) -> usize {
-    block
-        .stmts
-        .iter()
-        .map(|stmt| match &stmt.kind {
-            StmtKind::Op { op: Op::Check(Check::IndexInRange { .. }), .. } => 1,
-            StmtKind::If { then, otherwise, .. } => index_checks(then) + index_checks(otherwise),
-            StmtKind::While { cond, body, .. } | StmtKind::ElementLoop { cond, body, .. } => {
-                index_checks(cond) + index_checks(body)
-            }
-            _ => 0,
-        })
-        .sum()
+/// How many check statements of the IR program for `source` are `wanted`.
+fn flat_checks(source: &str, wanted: fn(&Check) -> bool) -> usize {
+    fn count(block: &Block, wanted: fn(&Check) -> bool) -> usize {
+        block
+            .stmts
+            .iter()
+            .map(|stmt| match &stmt.kind {
+                StmtKind::Op { op: Op::Check(check), .. } => usize::from(wanted(check)),
+                StmtKind::If { then, otherwise, .. } => count(then, wanted) + count(otherwise, wanted),
+                StmtKind::While { cond, body, .. } | StmtKind::ElementLoop { cond, body, .. } => {
+                    count(cond, wanted) + count(body, wanted)
+                }
+                _ => 0,
+            })
+            .sum()
+    }
+    let (db, file) = shapes_of(source);
+    let program = driver::flat_program(&db, file).unwrap_or_else(|d| panic!("{d:#?}"));
+    program.functions.iter().map(|f| count(&f.body, wanted)).sum()
 }
 
 fn flat_index_checks(source: &str) -> usize {
-    let (db, file) = shapes_of(source);
-    let program = driver::flat_program(&db, file).unwrap_or_else(|d| panic!("{d:#?}"));
-    program.functions.iter().map(|f| index_checks(&f.body)).sum()
+    flat_checks(source, |c| matches!(c, Check::IndexInRange { .. }))
 }
 
 #[test]
@@ -245,23 +249,7 @@ fn what_a_review_found_stays_checked() {
 }
 
 fn flat_length_checks(source: &str) -> usize {
-    fn count(block: &Block) -> usize {
-        block
-            .stmts
-            .iter()
-            .map(|stmt| match &stmt.kind {
-                StmtKind::Op { op: Op::Check(Check::LengthsEqual { .. }), .. } => 1,
-                StmtKind::If { then, otherwise, .. } => count(then) + count(otherwise),
-                StmtKind::While { cond, body, .. } | StmtKind::ElementLoop { cond, body, .. } => {
-                    count(cond) + count(body)
-                }
-                _ => 0,
-            })
-            .sum()
-    }
-    let (db, file) = shapes_of(source);
-    let program = driver::flat_program(&db, file).unwrap_or_else(|d| panic!("{d:#?}"));
-    program.functions.iter().map(|f| count(&f.body)).sum()
+    flat_checks(source, |c| matches!(c, Check::LengthsEqual { .. }))
 }
 
 #[test]

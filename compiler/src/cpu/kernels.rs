@@ -171,7 +171,7 @@ fn out<R: Elem>(shape: Option<usize>, v: Vec<R>) -> KResult<Value> {
 // ---------------------------------------------------------------------------------------------
 // Element-wise maps
 
-fn par_map_idx<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+pub(super) fn par_map_idx<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
     if n >= PAR_THRESHOLD { (0..n).into_par_iter().map(f).collect() } else { (0..n).map(f).collect() }
 }
 

@@ -13,12 +13,10 @@
 //! Arithmetic wraps as `i32` does, and a progression's elements are computed with wrapping
 //! arithmetic, so both forms hold the same values.
 
-use rayon::prelude::*;
-
 use crate::core::BinaryOp;
 use crate::ir::{Op, ReduceOp};
 
-use super::kernels::{self, KResult, PAR_THRESHOLD};
+use super::kernels::{self, KResult};
 use super::value::{ScalarValue, Value};
 
 /// `start + step * i` for `i` in `0..len`, in wrapping `i32` arithmetic.
@@ -37,12 +35,7 @@ impl Progression {
     /// The vector it stands for.
     pub fn materialize(&self) -> Value {
         let p = *self;
-        let values = if p.len >= PAR_THRESHOLD {
-            (0..p.len).into_par_iter().map(|i| p.get(i)).collect()
-        } else {
-            (0..p.len).map(|i| p.get(i)).collect()
-        };
-        Value::i32s(values)
+        Value::i32s(kernels::par_map_idx(p.len, |i| p.get(i)))
     }
 
     /// The smallest and largest element, for bounds checks (a progression is monotone).
@@ -182,12 +175,7 @@ fn seg_iota(lengths: &Progression, ids: bool) -> Option<KResult<Option<Value>>> 
     let width = usize::try_from(lengths.constant()?).ok()?;
     let total = width.checked_mul(lengths.len)?;
     let at = move |i: usize| if ids { (i / width) as i32 } else { (i % width) as i32 };
-    let values: Vec<i32> = if total >= PAR_THRESHOLD {
-        (0..total).into_par_iter().map(at).collect()
-    } else {
-        (0..total).map(at).collect()
-    };
-    Some(Ok(Some(Value::i32s(values))))
+    Some(Ok(Some(Value::i32s(kernels::par_map_idx(total, at)))))
 }
 
 #[cfg(test)]

@@ -203,6 +203,13 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// A local's value nothing is known of, its atoms named after it.
+    fn unknown_local(&mut self, local: LocalId) -> Shape {
+        let ty = self.types.local(local).clone();
+        let name = self.body.local(local).name.clone();
+        self.unknown(&ty, &name)
+    }
+
     fn unknown_expr(&mut self, expr: ExprId) -> Shape {
         let ty = self.types.expr_types.get(expr as usize).cloned().unwrap_or(Type::Tuple(vec![]));
         let hint = self.text(expr);
@@ -408,9 +415,7 @@ impl<'a> Walker<'a> {
                     self.env.insert(local, shape.clone());
                 }
                 for &local in unknown.iter().chain(loop_vars) {
-                    let ty = self.types.local(local).clone();
-                    let name = self.body.local(local).name.clone();
-                    let shape = self.unknown(&ty, &name);
+                    let shape = self.unknown_local(local);
                     self.env.insert(local, shape);
                 }
                 for (local, shape) in &entry {
@@ -424,24 +429,26 @@ impl<'a> Walker<'a> {
             self.returns.truncate(saved_returns);
             self.env = start_env.clone();
             for (local, before, after) in changed {
-                let name = self.body.local(local).name.clone();
-                if joined.contains_key(&local) || after.is_none() {
-                    joined.remove(&local);
-                    unknown.insert(local);
-                } else if let Some(after) = after {
-                    let shape = self.join(&before, &after);
-                    self.name_atoms(&shape, &name);
-                    joined.insert(local, shape);
+                match after {
+                    Some(after) if !joined.contains_key(&local) => {
+                        let shape = self.join(&before, &after);
+                        let body = self.body;
+                        self.name_atoms(&shape, &body.local(local).name);
+                        joined.insert(local, shape);
+                    }
+                    _ => {
+                        joined.remove(&local);
+                        unknown.insert(local);
+                    }
                 }
             }
             for (&local, shape) in &joined {
                 self.env.insert(local, shape.clone());
             }
             for &local in &unknown {
-                let ty = self.types.local(local).clone();
-                let name = self.body.local(local).name.clone();
-                let shape = self.unknown(&ty, &name);
-                self.name_atoms(&shape, &name);
+                let shape = self.unknown_local(local);
+                let body = self.body;
+                self.name_atoms(&shape, &body.local(local).name);
                 self.env.insert(local, shape);
             }
         }
@@ -479,17 +486,10 @@ impl<'a> Walker<'a> {
                         Shape::Tuple(parts) => parts.get(i).cloned(),
                         _ => None,
                     };
-                    let part = part.unwrap_or_else(|| {
-                        let mut locals = Vec::new();
-                        item.locals(&mut locals);
-                        match (item, locals.first()) {
-                            (Pattern::Bind(l, _), _) => {
-                                let ty = self.types.local(*l).clone();
-                                let name = self.body.local(*l).name.clone();
-                                self.unknown(&ty, &name)
-                            }
-                            _ => Shape::Scalar,
-                        }
+                    // A nested tuple pattern gets its parts' unknowns the same way, one level down.
+                    let part = part.unwrap_or_else(|| match item {
+                        Pattern::Bind(local, _) => self.unknown_local(*local),
+                        _ => Shape::Scalar,
                     });
                     self.bind(item, &part);
                 }
