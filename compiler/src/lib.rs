@@ -33,6 +33,7 @@ pub mod shapes;
 pub mod simplify;
 pub mod syntax;
 pub mod types;
+pub mod wgsl;
 
 pub use check::{decode_source, file_diagnostics};
 
