@@ -9,7 +9,7 @@ use crate::db::{Db, SourceFile};
 use crate::diagnostics::Diagnostic;
 use crate::infer::{function_types, top_level_types};
 use crate::items::file_functions;
-use crate::{core, cpu, flatten, hir, interp, ir, mono};
+use crate::{core, cpu, flatten, gpu, hir, interp, ir, mono};
 
 /// The executors `weft run` can use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +17,9 @@ pub enum Backend {
     Interp,
     /// The flattened program on the parallel CPU executor.
     Cpu,
+    /// The flattened program on the GPU executor (the adapter `WEFT_ADAPTER` names, or the
+    /// best one).
+    Gpu,
 }
 
 /// Why a run stopped.
@@ -26,6 +29,8 @@ pub enum RunError {
     Compile(Vec<Diagnostic>),
     /// The program stopped with a run-time error.
     Runtime(Diagnostic),
+    /// No GPU could run it: why.
+    NoDevice(String),
 }
 
 /// The core program of a file, or its diagnostics if any is an error.
@@ -61,6 +66,7 @@ pub fn run_with<H: interp::Host + Send>(
             interp::run_with_big_stack(program, host).map_err(RunError::Runtime)
         }
         Backend::Cpu => run_cpu_with(db, file, options, host).map(|_| ()),
+        Backend::Gpu => run_gpu_with(db, file, options, host).map(|_| ()),
     }
 }
 
@@ -105,6 +111,18 @@ pub fn run_cpu_with(
     let mut counters = cpu::Counters::default();
     cpu::run(&program, host, &mut counters).map_err(RunError::Runtime)?;
     Ok(counters)
+}
+
+/// Runs a file on the process's GPU (`gpu::shared_gpu`) and gives what the run did.
+pub fn run_gpu_with(
+    db: &dyn Db,
+    file: SourceFile,
+    options: flatten::Options,
+    host: &mut dyn interp::Host,
+) -> Result<gpu::Report, RunError> {
+    let program = flat_program_with(db, file, options).map_err(RunError::Compile)?;
+    let device = gpu::shared_gpu().map_err(|e| RunError::NoDevice(e.0))?;
+    gpu::run(device, &program, host).map_err(RunError::Runtime)
 }
 
 /// The passes `weft dev --after` can show.

@@ -12,6 +12,7 @@
 //! protocol, and returns values plus diagnostics rather than printing.
 
 pub mod check;
+mod control;
 pub mod core;
 pub mod cpu;
 pub mod db;
@@ -19,6 +20,7 @@ pub mod diagnostics;
 pub mod driver;
 pub mod flatten;
 pub mod flow;
+pub mod gpu;
 pub mod hir;
 pub mod infer;
 pub mod interp;
@@ -29,6 +31,7 @@ pub mod mono;
 pub mod names;
 pub mod parsed;
 pub mod prelude;
+pub mod runtime;
 pub mod shapes;
 pub mod simplify;
 pub mod syntax;

@@ -19,6 +19,7 @@
 //! Nothing here waits on another workgroup, and every loop has a bound known at launch.
 
 pub mod prims;
+pub mod program;
 pub mod scalar;
 
 use std::collections::BTreeSet;

@@ -55,6 +55,15 @@ fn combine(op: ReduceOp, elem: Scalar) -> (String, String) {
     (format!("fn combine(a: {t}, b: {t}) -> {t} {{ return {body}; }}\n"), identity)
 }
 
+/// What a segmented reduction gives for an empty segment: the identity, or zero for `min`
+/// and `max` (whose empty case a check rules out before), as the CPU executor does.
+pub fn empty_value(op: ReduceOp, elem: Scalar) -> String {
+    match op {
+        ReduceOp::Min | ReduceOp::Max => format!("{}(0)", storage_type(elem)),
+        _ => combine(op, elem).1,
+    }
+}
+
 fn suffix(op: ReduceOp, elem: Scalar) -> String {
     format!("{}_{}", op.name(), elem.name())
 }
@@ -333,7 +342,8 @@ pub fn segment_arg_extreme(elem: Scalar, max: bool) -> Kernel {
     )
 }
 
-/// `out[pos[i]] = src[i]` where `flags[i]`: the scatter half of `pack`.
+/// `out[pos[i] - 1] = src[i]` where `flags[i]`, `pos` being the inclusive count of flags:
+/// the scatter half of `pack`.
 pub fn pack_scatter(elem: Scalar) -> Kernel {
     let t = storage_type(elem);
     simple(
@@ -344,7 +354,7 @@ pub fn pack_scatter(elem: Scalar) -> Kernel {
             ("pos", "u32", Access::Read),
             ("out", t, Access::ReadWrite),
         ],
-        "    if (flags[i] != 0u) { out[pos[i]] = src[i]; }\n",
+        "    if (flags[i] != 0u) { out[pos[i] - 1u] = src[i]; }\n",
     )
 }
 

@@ -1,0 +1,436 @@
+//! The GPU executor: runs the segmented IR on a wgpu device, one kernel (or one primitive's
+//! passes) per op.
+//!
+//! Host control flow is `control`'s, as on the CPU executor. A value is a host scalar or a
+//! device array (`GValue`); device arrays stay resident, and a scalar computed on the device
+//! (a reduction's result) stays there until the host needs it: to branch, to size an
+//! allocation or to print. Those read-backs are counted (`runtime::Stats`).
+//!
+//! Ops run as follows:
+//! - ops on host scalars alone run on the host, through the CPU executor's kernels;
+//! - element-wise ops and checks are one generated kernel (`wgsl::map_kernel`), element loops
+//!   one kernel each (`wgsl::LoopKernel`);
+//! - the others run the primitive library's passes (`prims`);
+//! - what has no GPU version yet (`SegSortPerm`, the whole-sequence checks, `load_*`) runs on
+//!   the CPU executor, and the profile says so.
+//!
+//! Run-time errors: a failing kernel records the op's sequence number on the device, and the
+//! host looks at the record with every read-back. When an op failed, the host reads that op's
+//! operands back and runs it on the CPU executor, which gives the interpreter's exact code,
+//! message and span.
+
+mod prims;
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+
+use rowan::TextRange;
+
+use crate::control::{Frame, Machine, R, Walker, get, internal_at, set};
+use crate::cpu::{self, Counters, ScalarValue};
+use crate::diagnostics::{Code, Diagnostic};
+use crate::interp::Host;
+use crate::ir::{Check, Function, Op, Program, Stmt, StmtKind, VarId};
+use crate::runtime::{Binding, Gpu, GpuError, NO_ERROR, Stats};
+use crate::types::{Scalar, Type};
+use crate::wgsl::{self, Operand};
+
+pub use self::value::{DeviceVec, GValue};
+
+/// What a run on the GPU did.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub counters: Counters,
+    pub stats: Stats,
+    /// Ops that ran on the CPU executor for want of a GPU version, by name.
+    pub on_cpu: BTreeMap<String, u64>,
+}
+
+static PREFERRED: OnceLock<String> = OnceLock::new();
+
+/// Asks `shared_gpu` for the first adapter whose name contains `name` (`--device`); it must
+/// come before the first use.
+pub fn prefer_adapter(name: String) {
+    let _ = PREFERRED.set(name);
+}
+
+/// The process's GPU, created on first use: the adapter `prefer_adapter` or `WEFT_ADAPTER`
+/// names, or the best.
+pub fn shared_gpu() -> Result<&'static Gpu, GpuError> {
+    static SHARED: OnceLock<Result<Gpu, GpuError>> = OnceLock::new();
+    SHARED
+        .get_or_init(|| {
+            let from_env = std::env::var("WEFT_ADAPTER").ok().filter(|n| !n.is_empty());
+            let name = PREFERRED.get().cloned().or(from_env);
+            Gpu::new(name.as_deref())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Runs `program.main` on `gpu`.
+pub fn run(gpu: &Gpu, program: &Program, host: &mut dyn Host) -> Result<Report, Diagnostic> {
+    let before = gpu.stats();
+    gpu.clear_error();
+    let mut report = Report::default();
+    let machine = GpuMachine::new(gpu, &mut report);
+    let mut walker = Walker::new(program, host, machine);
+    let outcome = walker.call_function(program.main, Vec::new(), TextRange::default());
+    // Work whose results no one read may still fail: the run is over only when the device
+    // says nothing failed.
+    let outcome = outcome.and_then(|_| walker.machine.sync(TextRange::default()));
+    drop(walker);
+    report.stats = stats_since(&before, &gpu.stats());
+    outcome.map(|()| report)
+}
+
+fn stats_since(before: &Stats, after: &Stats) -> Stats {
+    let mut per_kernel = after.per_kernel.clone();
+    for (name, n) in &before.per_kernel {
+        if let Some(m) = per_kernel.get_mut(name) {
+            *m -= n;
+        }
+    }
+    per_kernel.retain(|_, n| *n > 0);
+    Stats {
+        launches: after.launches - before.launches,
+        submissions: after.submissions - before.submissions,
+        read_backs: after.read_backs - before.read_backs,
+        bytes_read_back: after.bytes_read_back - before.bytes_read_back,
+        uploads: after.uploads - before.uploads,
+        bytes_uploaded: after.bytes_uploaded - before.bytes_uploaded,
+        bytes_bound: after.bytes_bound - before.bytes_bound,
+        buffers_created: after.buffers_created - before.buffers_created,
+        pipelines_built: after.pipelines_built - before.pipelines_built,
+        pipeline_time: after.pipeline_time.saturating_sub(before.pipeline_time),
+        per_kernel,
+    }
+}
+
+/// A launch that may fail, kept until the host knows it did not.
+struct Pending {
+    seq: u32,
+    stmt: Stmt,
+    vars: usize,
+    /// The statement's operands, by variable.
+    operands: Vec<(VarId, GValue)>,
+}
+
+pub(crate) struct GpuMachine<'g, 'r> {
+    gpu: &'g Gpu,
+    report: &'r mut Report,
+    pending: Vec<Pending>,
+    loads: HashMap<(String, bool, Type), Vec<cpu::Value>>,
+}
+
+fn gpu_error(e: GpuError, span: TextRange) -> Diagnostic {
+    Diagnostic::new(Code::ResourceExhausted, span, format!("the GPU could not run this: {e}"))
+}
+
+impl<'g, 'r> GpuMachine<'g, 'r> {
+    fn new(gpu: &'g Gpu, report: &'r mut Report) -> Self {
+        GpuMachine { gpu, report, pending: Vec::new(), loads: HashMap::new() }
+    }
+
+    /// The next sequence number for a launch that may fail, kept with what the CPU executor
+    /// needs to explain a failure.
+    fn expect_failure(&mut self, stmt: Stmt, vars: usize, operands: Vec<(VarId, GValue)>) -> u32 {
+        let seq = self.pending.len() as u32;
+        self.pending.push(Pending { seq, stmt, vars, operands });
+        seq
+    }
+
+    /// Raises the first recorded failure, if any: the host must not use a value read back in
+    /// the same breath as a failure.
+    fn check_record(&mut self, error: u32, span: TextRange) -> R<()> {
+        if error == NO_ERROR {
+            self.pending.clear();
+            return Ok(());
+        }
+        self.gpu.clear_error();
+        let pending = std::mem::take(&mut self.pending);
+        let Some(failed) = pending.into_iter().find(|p| p.seq == error) else {
+            return Err(internal_at(format!("the device reported a failure of unknown launch {error}"), span));
+        };
+        let highest = failed.operands.iter().map(|(v, _)| *v as usize + 1).max().unwrap_or(0);
+        let mut frame: Frame<cpu::Value> = vec![None; failed.vars.max(highest)];
+        for (var, value) in failed.operands {
+            let host = self.host_value(&value, failed.stmt.span)?;
+            set(&mut frame, var, host, failed.stmt.span)?;
+        }
+        cpu::statement_error(&failed.stmt, failed.vars, &frame)?;
+        Err(internal_at(
+            format!("`{}` failed on the GPU but not on the CPU executor", stmt_name(&failed.stmt)),
+            failed.stmt.span,
+        ))
+    }
+
+    /// Waits for all recorded work and raises the first failure.
+    pub(crate) fn sync(&mut self, span: TextRange) -> R<()> {
+        if self.pending.is_empty() {
+            return self.gpu.submit().map_err(|e| gpu_error(e, span));
+        }
+        let error = self.gpu.first_error().map_err(|e| gpu_error(e, span))?;
+        self.check_record(error, span)
+    }
+
+    /// Reads `bytes` bytes of a buffer, after checking the error record.
+    fn read_bytes(&mut self, v: &DeviceVec, span: TextRange) -> R<Vec<u8>> {
+        let (data, error) = self.gpu.read(&v.buffer, 0, v.bytes()).map_err(|e| gpu_error(e, span))?;
+        self.check_record(error, span)?;
+        Ok(data)
+    }
+
+    /// A value as the CPU executor holds it.
+    fn host_value(&mut self, value: &GValue, span: TextRange) -> R<cpu::Value> {
+        match value {
+            GValue::Host(s) => Ok(cpu::Value::Scalar(*s)),
+            GValue::Device(v) => {
+                let data = self.read_bytes(v, span)?;
+                Ok(v.decode(&data))
+            }
+        }
+    }
+
+    /// A scalar on the host, read back if it is on the device.
+    fn host_scalar(&mut self, value: &GValue, span: TextRange) -> R<ScalarValue> {
+        match self.host_value(value, span)? {
+            cpu::Value::Scalar(s) => Ok(s),
+            cpu::Value::Vector(b) if b.len() == 1 => {
+                b.get(0).ok_or_else(|| internal_at("an empty scalar", span))
+            }
+            _ => Err(internal_at("a vector where a scalar was expected", span)),
+        }
+    }
+
+    /// A non-negative count on the host.
+    fn host_count(&mut self, value: &GValue, span: TextRange) -> R<usize> {
+        match self.host_scalar(value, span)?.as_int() {
+            Some(n) => Ok(usize::try_from(n).unwrap_or(0)),
+            None => Err(internal_at("a count that is not an integer", span)),
+        }
+    }
+
+    /// Moves a CPU executor value to the device (a scalar stays on the host).
+    fn upload(&mut self, value: cpu::Value, span: TextRange) -> R<GValue> {
+        match value.materialized() {
+            cpu::Value::Scalar(s) => Ok(GValue::Host(s)),
+            cpu::Value::Vector(b) => {
+                let (bytes, elem, len) = value::encode(&b);
+                let buffer = self.gpu.upload(&bytes).map_err(|e| gpu_error(e, span))?;
+                Ok(GValue::Device(DeviceVec { buffer, len, elem, scalar: false }))
+            }
+            cpu::Value::Progression(_) => Err(internal_at("a progression after it was written out", span)),
+        }
+    }
+
+    /// Runs `op` on the CPU executor's kernels: every operand read back, the result uploaded.
+    fn on_cpu(&mut self, op: &Op, args: &[GValue], span: TextRange) -> R<Option<GValue>> {
+        let host = args.iter().map(|a| self.host_value(a, span)).collect::<R<Vec<_>>>()?;
+        let result = cpu::kernels::run_op(op, &host).map_err(|e| Diagnostic::new(e.code, span, e.message))?;
+        result.map(|v| self.upload(v, span)).transpose()
+    }
+
+    fn note_on_cpu(&mut self, op: &Op) {
+        *self.report.on_cpu.entry(op.name()).or_insert(0) += 1;
+    }
+
+    /// Allocates an array of `len` elements of `elem`.
+    fn alloc(&self, elem: Scalar, len: usize, span: TextRange) -> R<DeviceVec> {
+        let buffer = self.gpu.alloc(len as u64 * wgsl::scalar::storage_size(elem)).map_err(|e| gpu_error(e, span))?;
+        Ok(DeviceVec { buffer, len, elem, scalar: false })
+    }
+
+    /// The operand kinds and bindings of a generated kernel's operands: host 32-bit scalars
+    /// go in parameter slots, 64-bit ones are uploaded, device arrays are bound. `whole`
+    /// marks a gather's source.
+    fn operands(
+        &mut self,
+        args: &[GValue],
+        whole: Option<usize>,
+        params: &mut Vec<u32>,
+        bindings: &mut Vec<Binding>,
+        span: TextRange,
+    ) -> R<Vec<Operand>> {
+        let mut operands = Vec::with_capacity(args.len());
+        for (k, arg) in args.iter().enumerate() {
+            let arg = match arg {
+                GValue::Host(s) if matches!(s.ty(), Scalar::I64 | Scalar::F64) => {
+                    self.upload(cpu::Value::vector(cpu::Buffer::from_scalars(s.ty(), &[*s])), span)?.as_scalar()
+                }
+                other => other.clone(),
+            };
+            let operand = match &arg {
+                GValue::Host(s) => {
+                    let slot = wgsl::FIRST_SCALAR + k;
+                    if params.len() <= slot {
+                        params.resize(slot + 1, 0);
+                    }
+                    params[slot] = value::param_bits(*s);
+                    Operand::Param(s.ty(), k)
+                }
+                GValue::Device(v) => {
+                    bindings.push(v.binding());
+                    if whole == Some(k) {
+                        Operand::Whole(v.elem)
+                    } else if v.scalar {
+                        Operand::DeviceScalar(v.elem)
+                    } else {
+                        Operand::Elements(v.elem)
+                    }
+                }
+            };
+            operands.push(operand);
+        }
+        Ok(operands)
+    }
+
+    /// An element-wise op or check over device operands: one generated kernel.
+    fn element_wise(&mut self, stmt: &Stmt, op: &Op, args: &[GValue], dest: Option<Scalar>) -> R<Option<GValue>> {
+        let span = stmt.span;
+        let whole = matches!(op, Op::Gather { .. }).then_some(0);
+        // The length of the op: its longest element operand (a gather's index for a gather).
+        let lens = args.iter().enumerate().filter(|(k, _)| Some(*k) != whole).filter_map(|(_, a)| a.vector_len());
+        let n = lens.clone().max();
+        let scalar_result = n.is_none();
+        let n = n.unwrap_or(1);
+        let mut params = vec![0u32; wgsl::FIRST_SCALAR];
+        let mut bindings = Vec::new();
+        let operands = self.operands(args, whole, &mut params, &mut bindings, span)?;
+        let kernel = wgsl::map_kernel(op, &operands, dest)
+            .map_err(|e| internal_at(format!("{} has no kernel: {}", op.name(), e.0), span))?;
+        let out = match dest {
+            Some(elem) => {
+                let mut out = self.alloc(elem, n, span)?;
+                out.scalar = scalar_result;
+                bindings.push(out.binding());
+                Some(out)
+            }
+            None => None,
+        };
+        if kernel.bindings.len() > bindings.len() {
+            let operands = op.operands().into_iter().zip(args.iter().cloned()).collect();
+            params[1] = self.expect_failure(stmt.clone(), 0, operands);
+        }
+        if n > 0 {
+            self.gpu.dispatch(&kernel, n as u64, &params, &bindings).map_err(|e| gpu_error(e, span))?;
+        }
+        Ok(out.map(GValue::Device))
+    }
+
+    fn count(&mut self, op: &Op, args: &[GValue], result: Option<&GValue>) {
+        let c = &mut self.report.counters;
+        c.ops_run += 1;
+        let lens = args.iter().chain(result).filter_map(GValue::vector_len);
+        let elements = lens.clone().max().unwrap_or(0) as u64;
+        if lens.count() > 0 {
+            c.vector_ops += 1;
+            c.elements += elements;
+        }
+        let entry = c.per_op.entry(op.name()).or_insert((0, 0));
+        entry.0 += 1;
+        entry.1 += elements;
+    }
+
+    fn load(&mut self, host: &mut dyn Host, path: &str, csv: bool, ty: &Type, field: usize, span: TextRange) -> R<GValue> {
+        let key = (path.to_string(), csv, ty.clone());
+        if !self.loads.contains_key(&key) {
+            let vars = cpu::load_file(host, path, csv, ty).map_err(|e| Diagnostic::new(e.code, span, e.message))?;
+            self.loads.insert(key.clone(), vars);
+        }
+        let value = self.loads.get(&key).and_then(|vars| vars.get(field)).cloned();
+        match value {
+            Some(v) => self.upload(v, span),
+            None => Err(internal_at(format!("field {field} of a loaded {ty}"), span)),
+        }
+    }
+}
+
+fn stmt_name(stmt: &Stmt) -> String {
+    match &stmt.kind {
+        StmtKind::Op { op, .. } => op.name(),
+        _ => "an element loop".into(),
+    }
+}
+
+/// Whether the op is element-wise: one generated kernel over its operands.
+fn is_element_wise(op: &Op) -> bool {
+    match op {
+        Op::Unary(..)
+        | Op::Binary(..)
+        | Op::Select(..)
+        | Op::Cast(..)
+        | Op::Math(..)
+        | Op::RandomF32 { .. }
+        | Op::RandomI32 { .. }
+        | Op::Gather { .. } => true,
+        Op::Check(check) => !matches!(check, Check::Permutation { .. } | Check::PartitionLengths { .. }),
+        _ => false,
+    }
+}
+
+impl Machine for GpuMachine<'_, '_> {
+    type Value = GValue;
+
+    fn op(
+        &mut self,
+        host: &mut dyn Host,
+        op: &Op,
+        dest: Option<Scalar>,
+        frame: &mut Frame<GValue>,
+        span: TextRange,
+    ) -> R<Option<GValue>> {
+        let operands = op.operands();
+        let args = operands.iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;
+        let on_device = args.iter().any(|a| matches!(a, GValue::Device(_)));
+        let stmt = Stmt { kind: StmtKind::Op { dest: None, op: op.clone() }, span };
+        let result = match op {
+            Op::Load { path, csv, ty, field } => self.load(host, path, *csv, ty, *field, span).map(Some),
+            Op::Length(_) => match &args[0] {
+                GValue::Device(v) => Ok(Some(GValue::Host(ScalarValue::I32(v.len as i32)))),
+                GValue::Host(_) => Err(internal_at("the length of a scalar", span)),
+            },
+            _ if !on_device && !matches!(op, Op::Replicate { .. } | Op::Iota { .. }) => {
+                // Host scalars alone: the host computes, but only once the device has said
+                // that nothing before failed, so that errors come in program order.
+                if matches!(op, Op::Check(_)) {
+                    self.sync(span)?;
+                }
+                self.on_cpu(op, &args, span)
+            }
+            _ if is_element_wise(op) => self.element_wise(&stmt, op, &args, dest),
+            Op::SegSortPerm { .. } | Op::Check(_) => {
+                self.note_on_cpu(op);
+                self.sync(span)?;
+                self.on_cpu(op, &args, span)
+            }
+            _ => self.primitive(op, &args, span),
+        }?;
+        // Values the host read back stay read: later ops and conditions use the host copy.
+        self.count(op, &args, result.as_ref());
+        Ok(result)
+    }
+
+    fn element_loop(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<GValue>) -> R<Vec<GValue>> {
+        self.run_element_loop(f, stmt, frame)
+    }
+
+    fn truth(&mut self, value: &GValue, span: TextRange) -> R<bool> {
+        match self.host_scalar(value, span)? {
+            ScalarValue::Bool(b) => Ok(b),
+            _ => Err(internal_at("a condition that is not a bool", span)),
+        }
+    }
+
+    fn to_host(&mut self, values: Vec<GValue>, span: TextRange) -> R<Vec<cpu::Value>> {
+        values.iter().map(|v| self.host_value(v, span)).collect()
+    }
+
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.report.counters
+    }
+}

@@ -1,0 +1,525 @@
+//! The wgpu runtime: one device per process or session, with its queue, a pipeline cache
+//! keyed by kernel source, a buffer pool, batched dispatches and counted read-backs.
+//!
+//! Work is recorded, not submitted: `dispatch`, `copy` and `upload` append to the current
+//! batch, and the batch is encoded and submitted in one go when the host must see a value
+//! (`read`) or the batch grows long. Every read also fetches the device's error record
+//! (`wgsl`'s calling convention: the first failing op's sequence number), so that no value is
+//! trusted before the host knows that nothing failed.
+
+mod adapters;
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::wgsl::{Access, Kernel, WORKGROUP};
+
+pub use self::adapters::{AdapterSummary, adapter_summaries};
+
+/// No op has failed: the error record's resting value.
+pub const NO_ERROR: u32 = u32::MAX;
+/// Dispatches a batch may hold before it is submitted without a read.
+const BATCH_LIMIT: usize = 256;
+
+/// What the runtime did, for `--profile`, tests and benchmarks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Kernel launches (dispatches).
+    pub launches: u64,
+    /// Queue submissions.
+    pub submissions: u64,
+    /// Reads of device memory by the host, and their bytes.
+    pub read_backs: u64,
+    pub bytes_read_back: u64,
+    /// Host data written to the device.
+    pub uploads: u64,
+    pub bytes_uploaded: u64,
+    /// Bytes bound to launches: what the kernels may read and write.
+    pub bytes_bound: u64,
+    /// Buffers created (not taken from the pool).
+    pub buffers_created: u64,
+    /// Pipelines built (not found in the cache), and the time spent building them.
+    pub pipelines_built: u64,
+    pub pipeline_time: Duration,
+    /// Launches per kernel name.
+    pub per_kernel: std::collections::BTreeMap<String, u64>,
+}
+
+/// A device buffer that returns to the pool when the last value holding it is dropped.
+pub struct DeviceBuffer {
+    buffer: Option<wgpu::Buffer>,
+    size: u64,
+    pool: Arc<Mutex<Pool>>,
+}
+
+impl DeviceBuffer {
+    pub fn raw(&self) -> &wgpu::Buffer {
+        self.buffer.as_ref().expect("a live buffer has its wgpu buffer")
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        if let Some(buffer) = self.buffer.take()
+            && let Ok(mut pool) = self.pool.lock()
+        {
+            pool.give_back(self.size, buffer);
+        }
+    }
+}
+
+impl std::fmt::Debug for DeviceBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceBuffer({} bytes)", self.size)
+    }
+}
+
+/// Free buffers by size (a power of two), kept for reuse up to `POOL_LIMIT` bytes.
+#[derive(Default)]
+struct Pool {
+    free: HashMap<u64, Vec<wgpu::Buffer>>,
+    bytes: u64,
+}
+
+const POOL_LIMIT: u64 = 1 << 30;
+
+impl Pool {
+    fn give_back(&mut self, size: u64, buffer: wgpu::Buffer) {
+        if self.bytes + size <= POOL_LIMIT {
+            self.bytes += size;
+            self.free.entry(size).or_default().push(buffer);
+        }
+    }
+
+    fn take(&mut self, size: u64) -> Option<wgpu::Buffer> {
+        let buffer = self.free.get_mut(&size)?.pop()?;
+        self.bytes -= size;
+        Some(buffer)
+    }
+}
+
+/// A kernel ready to launch.
+struct Pipeline {
+    name: String,
+    /// Bindings of its layout, the parameters and the error record included.
+    entries: usize,
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+}
+
+/// One bound buffer range: the whole buffer from 0, `bytes` long.
+#[derive(Clone)]
+pub struct Binding {
+    pub buffer: Arc<DeviceBuffer>,
+    pub bytes: u64,
+}
+
+enum Command {
+    Dispatch { pipeline: Arc<Pipeline>, bindings: Vec<Binding>, params: usize, groups: (u32, u32) },
+    Copy { from: Arc<DeviceBuffer>, from_offset: u64, to: Arc<DeviceBuffer>, to_offset: u64, bytes: u64 },
+}
+
+#[derive(Default)]
+struct Batch {
+    commands: Vec<Command>,
+    /// Every dispatch's parameters, each at a multiple of the storage offset alignment.
+    params: Vec<u8>,
+}
+
+/// The device and everything kept on it between runs.
+pub struct Gpu {
+    pub info: wgpu::AdapterInfo,
+    pub limits: wgpu::Limits,
+    pub features: wgpu::Features,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    pipelines: Mutex<HashMap<u64, Arc<Pipeline>>>,
+    pool: Arc<Mutex<Pool>>,
+    batch: Mutex<Batch>,
+    stats: Mutex<Stats>,
+    errors: wgpu::Buffer,
+    /// How long creating the device took: reported apart from compile times.
+    pub device_time: Duration,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Why there is no GPU, or why the device refused work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuError(pub String);
+
+impl std::fmt::Display for GpuError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+type R<T> = Result<T, GpuError>;
+
+impl Gpu {
+    /// The best adapter, or the first whose name contains `name` (case-insensitive), as
+    /// `--device` or `WEFT_ADAPTER` ask. Backends follow `WGPU_BACKEND` when it is set.
+    pub fn new(name: Option<&str>) -> R<Gpu> {
+        let start = Instant::now();
+        let instance = adapters::instance();
+        let adapter = adapters::choose(&instance, name)?;
+        let want = wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64 | wgpu::Features::TIMESTAMP_QUERY;
+        let features = adapter.features() & want;
+        // The adapter's own limits: WebGPU's defaults allow only 8 storage buffers per stage.
+        let limits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("weft"),
+            required_features: features,
+            required_limits: limits.clone(),
+            ..Default::default()
+        }))
+        .map_err(|e| GpuError(format!("the adapter refused a device: {e}")))?;
+        let errors = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("error record"),
+            size: 4,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        queue.write_buffer(&errors, 0, &NO_ERROR.to_le_bytes());
+        Ok(Gpu {
+            info: adapter.get_info(),
+            limits,
+            features,
+            device,
+            queue,
+            pipelines: Mutex::new(HashMap::new()),
+            pool: Arc::new(Mutex::new(Pool::default())),
+            batch: Mutex::new(Batch::default()),
+            stats: Mutex::new(Stats::default()),
+            errors,
+            device_time: start.elapsed(),
+        })
+    }
+
+    /// Whether the adapter computes on the CPU (lavapipe, llvmpipe, WARP).
+    pub fn is_cpu(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    pub fn describe(&self) -> String {
+        format!("{} ({:?}, {:?})", self.info.name, self.info.backend, self.info.device_type)
+    }
+
+    pub fn stats(&self) -> Stats {
+        lock(&self.stats).clone()
+    }
+
+    pub fn reset_stats(&self) {
+        *lock(&self.stats) = Stats::default();
+    }
+
+    /// The largest buffer one binding may cover.
+    pub fn max_binding(&self) -> u64 {
+        u64::from(self.limits.max_storage_buffer_binding_size).min(self.limits.max_buffer_size)
+    }
+
+    /// A buffer of at least `bytes` bytes, from the pool when one is free.
+    pub fn alloc(&self, bytes: u64) -> R<Arc<DeviceBuffer>> {
+        if bytes > self.max_binding() {
+            return Err(GpuError(format!(
+                "a buffer of {bytes} bytes is larger than this adapter's storage binding limit of {} bytes",
+                self.max_binding()
+            )));
+        }
+        let size = bytes.max(256).next_power_of_two().min(self.max_binding().max(256));
+        let size = size.max(bytes.next_multiple_of(4));
+        let buffer = match lock(&self.pool).take(size) {
+            Some(buffer) => buffer,
+            None => {
+                lock(&self.stats).buffers_created += 1;
+                self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: None,
+                    size,
+                    usage: wgpu::BufferUsages::STORAGE
+                        | wgpu::BufferUsages::COPY_SRC
+                        | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                })
+            }
+        };
+        Ok(Arc::new(DeviceBuffer { buffer: Some(buffer), size, pool: self.pool.clone() }))
+    }
+
+    /// A new buffer holding `data`. The write lands before the next submitted batch.
+    pub fn upload(&self, data: &[u8]) -> R<Arc<DeviceBuffer>> {
+        let buffer = self.alloc(data.len() as u64)?;
+        if !data.is_empty() {
+            let padded;
+            let bytes = if data.len() % 4 == 0 {
+                data
+            } else {
+                padded = [data, &[0; 4][..4 - data.len() % 4]].concat();
+                &padded
+            };
+            // Pending work must not see the new contents early: it cannot, since it does not
+            // hold this buffer (the pool only hands out buffers no one holds).
+            self.queue.write_buffer(buffer.raw(), 0, bytes);
+        }
+        let mut stats = lock(&self.stats);
+        stats.uploads += 1;
+        stats.bytes_uploaded += data.len() as u64;
+        Ok(buffer)
+    }
+
+    /// `value` in every `u32` of a buffer of `count` words, by a fill kernel.
+    pub fn filled(&self, value: u32, count: u64) -> R<Arc<DeviceBuffer>> {
+        let buffer = self.alloc(count * 4)?;
+        if count > 0 {
+            let kernel = crate::wgsl::prims::fill(crate::wgsl::Operand::Param(crate::types::Scalar::I32, 0));
+            self.dispatch(&kernel, count, &[0, 0, 0, 0, value], &[Binding { buffer: buffer.clone(), bytes: count * 4 }])?;
+        }
+        Ok(buffer)
+    }
+
+    /// The kernel's pipeline, built and validated on first use.
+    fn pipeline(&self, kernel: &Kernel) -> R<Arc<Pipeline>> {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        kernel.source.hash(&mut hasher);
+        let key = hasher.finish();
+        if let Some(p) = lock(&self.pipelines).get(&key) {
+            return Ok(p.clone());
+        }
+        let start = Instant::now();
+        let module = kernel.validate().map_err(|e| GpuError(format!("internal error: {e}")))?;
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let shader = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(&kernel.name),
+            source: wgpu::ShaderSource::Naga(std::borrow::Cow::Owned(module)),
+        });
+        let entries: Vec<wgpu::BindGroupLayoutEntry> = std::iter::once(Access::Read)
+            .chain(kernel.bindings.iter().copied())
+            .enumerate()
+            .map(|(k, access)| wgpu::BindGroupLayoutEntry {
+                binding: k as u32,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: access == Access::Read },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect();
+        let layout =
+            self.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: None, entries: &entries });
+        let pipeline_layout = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: None,
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(&kernel.name),
+            layout: Some(&pipeline_layout),
+            module: &shader,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        if let Some(error) = pollster::block_on(scope.pop()) {
+            return Err(GpuError(format!("internal error: the device rejected kernel `{}`: {error}", kernel.name)));
+        }
+        let built = Arc::new(Pipeline { name: kernel.name.clone(), entries: entries.len(), pipeline, layout });
+        lock(&self.pipelines).insert(key, built.clone());
+        let mut stats = lock(&self.stats);
+        stats.pipelines_built += 1;
+        stats.pipeline_time += start.elapsed();
+        Ok(built)
+    }
+
+    /// Builds the kernel's pipeline now, so that a later launch finds it ready.
+    pub fn prepare(&self, kernel: &Kernel) -> R<()> {
+        self.pipeline(kernel).map(|_| ())
+    }
+
+    /// Launches `kernel` over `threads` threads (rounded up to workgroups of `WORKGROUP`) or,
+    /// for block kernels, `groups` workgroups: see `dispatch_groups`. `params` fill `p`
+    /// (`p[0]` is set to `threads`).
+    pub fn dispatch(&self, kernel: &Kernel, threads: u64, params: &[u32], bindings: &[Binding]) -> R<()> {
+        let groups = threads.div_ceil(u64::from(WORKGROUP));
+        self.dispatch_groups(kernel, groups, threads, params, bindings)
+    }
+
+    /// Launches `groups` workgroups as a 2-D grid (at most 65,535 per dimension); `p[0]` is
+    /// `n`. Bindings `1..` are `bindings`, plus the error record if the kernel has one more.
+    pub fn dispatch_groups(&self, kernel: &Kernel, groups: u64, n: u64, params: &[u32], bindings: &[Binding]) -> R<()> {
+        if groups == 0 {
+            return Ok(());
+        }
+        let pipeline = self.pipeline(kernel)?;
+        let max = u64::from(self.limits.max_compute_workgroups_per_dimension.max(1));
+        let x = groups.min(max);
+        let y = groups.div_ceil(x);
+        if y > max {
+            return Err(GpuError(format!(
+                "a launch of {groups} workgroups is larger than this adapter's grid of {max} x {max}"
+            )));
+        }
+        let mut words = params.to_vec();
+        if words.is_empty() {
+            words.push(0);
+        }
+        words[0] = u32::try_from(n).map_err(|_| GpuError(format!("a launch over {n} elements")))?;
+        let align = u64::from(self.limits.min_storage_buffer_offset_alignment.max(4)) as usize;
+        let mut stats = lock(&self.stats);
+        stats.launches += 1;
+        stats.bytes_bound += bindings.iter().map(|b| b.bytes).sum::<u64>();
+        *stats.per_kernel.entry(pipeline.name.clone()).or_insert(0) += 1;
+        drop(stats);
+        let full = {
+            let mut batch = lock(&self.batch);
+            let offset = batch.params.len().next_multiple_of(align);
+            batch.params.resize(offset, 0);
+            batch.params.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+            batch.commands.push(Command::Dispatch {
+                pipeline,
+                bindings: bindings.to_vec(),
+                params: offset,
+                groups: (x as u32, y as u32),
+            });
+            batch.commands.len() >= BATCH_LIMIT
+        };
+        if full { self.submit() } else { Ok(()) }
+    }
+
+    /// Copies `bytes` bytes between device buffers, in order with the launches.
+    pub fn copy(&self, from: &Arc<DeviceBuffer>, from_offset: u64, to: &Arc<DeviceBuffer>, to_offset: u64, bytes: u64) {
+        if bytes == 0 {
+            return;
+        }
+        lock(&self.batch).commands.push(Command::Copy {
+            from: from.clone(),
+            from_offset,
+            to: to.clone(),
+            to_offset,
+            bytes,
+        });
+    }
+
+    /// Encodes and submits the recorded work.
+    pub fn submit(&self) -> R<()> {
+        let batch = std::mem::take(&mut *lock(&self.batch));
+        if batch.commands.is_empty() {
+            return Ok(());
+        }
+        let params = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("parameters"),
+            size: (batch.params.len().max(4) as u64).next_multiple_of(4),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.queue.write_buffer(&params, 0, &batch.params);
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        for command in &batch.commands {
+            match command {
+                Command::Dispatch { pipeline, bindings, params: offset, groups } => {
+                    let param_bytes = (batch.params.len() - offset).min(256) as u64;
+                    let mut entries = vec![wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: &params,
+                            offset: *offset as u64,
+                            size: wgpu::BufferSize::new(param_bytes.next_multiple_of(4).max(4)),
+                        }),
+                    }];
+                    for (k, b) in bindings.iter().enumerate() {
+                        entries.push(wgpu::BindGroupEntry {
+                            binding: k as u32 + 1,
+                            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                buffer: b.buffer.raw(),
+                                offset: 0,
+                                size: wgpu::BufferSize::new(b.bytes.next_multiple_of(4).max(4)),
+                            }),
+                        });
+                    }
+                    if entries.len() < pipeline.entries {
+                        entries.push(wgpu::BindGroupEntry {
+                            binding: entries.len() as u32,
+                            resource: self.errors.as_entire_binding(),
+                        });
+                    }
+                    let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: None,
+                        layout: &pipeline.layout,
+                        entries: &entries,
+                    });
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some(&pipeline.name),
+                        timestamp_writes: None,
+                    });
+                    pass.set_pipeline(&pipeline.pipeline);
+                    pass.set_bind_group(0, &group, &[]);
+                    pass.dispatch_workgroups(groups.0, groups.1, 1);
+                }
+                Command::Copy { from, from_offset, to, to_offset, bytes } => {
+                    encoder.copy_buffer_to_buffer(from.raw(), *from_offset, to.raw(), *to_offset, *bytes);
+                }
+            }
+        }
+        self.queue.submit([encoder.finish()]);
+        lock(&self.stats).submissions += 1;
+        Ok(())
+    }
+
+    /// Reads `bytes` bytes of `buffer` from `offset` (a multiple of 4), after all recorded
+    /// work, together with the error record.
+    pub fn read(&self, buffer: &Arc<DeviceBuffer>, offset: u64, bytes: u64) -> R<(Vec<u8>, u32)> {
+        self.submit()?;
+        let padded = bytes.next_multiple_of(4);
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("read-back"),
+            size: padded + 4,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        encoder.copy_buffer_to_buffer(&self.errors, 0, &staging, 0, 4);
+        if padded > 0 {
+            encoder.copy_buffer_to_buffer(buffer.raw(), offset, &staging, 4, padded);
+        }
+        let index = self.queue.submit([encoder.finish()]);
+        let slice = staging.slice(..);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
+            .map_err(|e| GpuError(format!("the device did not finish: {e}")))?;
+        rx.recv()
+            .map_err(|_| GpuError("a read-back was lost".into()))?
+            .map_err(|e| GpuError(format!("a read-back failed: {e}")))?;
+        let data = slice.get_mapped_range().map_err(|e| GpuError(format!("a read-back failed: {e}")))?.to_vec();
+        staging.unmap();
+        let error = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
+        let mut stats = lock(&self.stats);
+        stats.read_backs += 1;
+        stats.submissions += 1;
+        stats.bytes_read_back += bytes;
+        Ok((data[4..4 + bytes as usize].to_vec(), error))
+    }
+
+    /// The error record after all recorded work: `NO_ERROR` or the first failing op's
+    /// sequence number.
+    pub fn first_error(&self) -> R<u32> {
+        let probe = self.alloc(4)?;
+        self.read(&probe, 0, 0).map(|(_, e)| e)
+    }
+
+    /// Clears the error record, once the host has reported the error.
+    pub fn clear_error(&self) {
+        self.queue.write_buffer(&self.errors, 0, &NO_ERROR.to_le_bytes());
+    }
+}
