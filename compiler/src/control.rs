@@ -65,13 +65,13 @@ pub(crate) struct Walker<'p, 'h, M: Machine> {
 
 /// Which variables to drop after each statement of a block, and which it defines.
 #[derive(Debug, Default)]
-struct Liveness {
-    free_after: Vec<Vec<VarId>>,
-    defined: Vec<VarId>,
+pub(crate) struct Liveness {
+    pub free_after: Vec<Vec<VarId>>,
+    pub defined: Vec<VarId>,
 }
 
 impl Liveness {
-    fn of(block: &Block) -> Liveness {
+    pub fn of(block: &Block) -> Liveness {
         let n = block.stmts.len();
         let mut last_def: HashMap<VarId, usize> = HashMap::new();
         let mut last_read: HashMap<VarId, usize> = HashMap::new();

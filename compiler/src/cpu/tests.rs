@@ -8,7 +8,8 @@ use super::*;
 use crate::core::{BinaryOp, Literal};
 use crate::interp;
 use crate::interp::print::format_value;
-use crate::ir::{Check, Function, IrType, MathFn, ReduceOp, Segs, VarInfo};
+use crate::control::Liveness;
+use crate::ir::{Block, Check, Function, IrType, MathFn, PrintItem, ReduceOp, Segs, VarInfo};
 use crate::types::Scalar;
 
 struct TestHost {

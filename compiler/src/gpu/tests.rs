@@ -1,1 +1,318 @@
-//! placeholder
+//! Each primitive against the CPU executor's kernel on random data: empty input, sizes that are
+//! not a multiple of the workgroup or block size, and launches wider than one grid row.
+//!
+//! Without an adapter these tests say they are skipped, unless `WEFT_REQUIRE_GPU=1` (as CI sets
+//! it), which makes a missing adapter a failure.
+
+use rowan::TextRange;
+
+use super::*;
+use crate::core::BinaryOp;
+use crate::cpu::{Buffer, Value};
+use crate::ir::{LengthCheck, ReduceOp, Segs};
+
+/// A device of its own per test: some tests narrow its grid.
+fn device() -> Option<Gpu> {
+    match Gpu::new(std::env::var("WEFT_ADAPTER").ok().as_deref()) {
+        Ok(gpu) => Some(gpu),
+        Err(e) if std::env::var("WEFT_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            panic!("WEFT_REQUIRE_GPU=1 but there is no GPU: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipped: no GPU adapter ({e}); set WEFT_REQUIRE_GPU=1 to make this a failure");
+            None
+        }
+    }
+}
+
+struct NoFiles;
+
+impl Host for NoFiles {
+    fn print(&mut self, _line: &str) {}
+    fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
+        Err(std::io::Error::new(std::io::ErrorKind::NotFound, path.to_string()))
+    }
+}
+
+/// `op` (whose operands are variables `0..args.len()`) on the GPU executor.
+fn on_gpu(gpu: &Gpu, op: &Op, args: &[Value], dest: Option<Scalar>) -> Result<Option<Value>, Diagnostic> {
+    let mut report = Report::default();
+    let mut machine = GpuMachine::new(gpu, &mut report);
+    let span = TextRange::default();
+    let mut frame: Frame<GValue> = Vec::new();
+    for arg in args {
+        frame.push(Some(machine.upload(arg.clone(), span)?));
+    }
+    let result = machine.op(&mut NoFiles, op, dest, &mut frame, span)?;
+    machine.sync(span)?;
+    result.map(|r| machine.host_value(&r, span)).transpose()
+}
+
+fn on_cpu(op: &Op, args: &[Value]) -> Option<Value> {
+    crate::cpu::kernels::run_op(op, args).expect("the cpu kernel runs")
+}
+
+/// Equal, floats within a relative `1e-4` (sums in another order round differently).
+fn same(a: &Value, b: &Value) -> bool {
+    let close = |x: f64, y: f64| x == y || (x - y).abs() <= 1e-4 * x.abs().max(y.abs()).max(1.0) || (x.is_nan() && y.is_nan());
+    match (a, b) {
+        (Value::Vector(x), Value::Vector(y)) => match (x.as_ref(), y.as_ref()) {
+            (Buffer::F32(x), Buffer::F32(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| close(f64::from(*a), f64::from(*b))),
+            (x, y) => x == y,
+        },
+        (Value::Scalar(ScalarValue::F32(x)), Value::Scalar(ScalarValue::F32(y))) => close(f64::from(*x), f64::from(*y)),
+        (x, y) => x == y,
+    }
+}
+
+fn check(gpu: &Gpu, op: &Op, args: &[Value], dest: Option<Scalar>, what: &str) {
+    let expected = on_cpu(op, args);
+    let actual = on_gpu(gpu, op, args, dest).unwrap_or_else(|e| panic!("{what}: {}", e.message));
+    match (&expected, &actual) {
+        (Some(e), Some(a)) if same(e, a) => {}
+        (None, None) => {}
+        (Some(Value::Vector(e)), Some(Value::Vector(a))) => {
+            let first = (0..e.len().max(a.len())).find(|&i| e.get(i) != a.get(i));
+            let at = first.unwrap_or(0);
+            panic!(
+                "{what}: {} elements on the gpu, {} on the cpu; first difference at {at}: {:?} against {:?}",
+                a.len(),
+                e.len(),
+                a.get(at),
+                e.get(at)
+            );
+        }
+        _ => panic!("{what}: the gpu gives {actual:?}, the cpu {expected:?}"),
+    }
+}
+
+/// The sizes every primitive runs on: empty, tiny, around a workgroup and a block, and more
+/// than one block of blocks.
+const SIZES: [usize; 9] = [0, 1, 7, 255, 256, 1000, 1025, 4097, 1_100_000];
+
+fn random_i32s(n: usize, lo: i32, hi: i32) -> Vec<i32> {
+    (0..n).map(|_| fastrand::i32(lo..hi)).collect()
+}
+
+/// Small whole numbers: their sums are exact in any order, so results compare exactly.
+fn random_f32s(n: usize) -> Vec<f32> {
+    (0..n).map(|_| fastrand::i32(-8..=8) as f32).collect()
+}
+
+fn values(n: usize, elem: Scalar) -> Value {
+    Value::vector(match elem {
+        Scalar::Bool => Buffer::Bool((0..n).map(|_| fastrand::bool()).collect()),
+        Scalar::F32 => Buffer::F32(random_f32s(n)),
+        _ => Buffer::I32(random_i32s(n, -1000, 1000)),
+    })
+}
+
+fn ops_for(elem: Scalar) -> Vec<ReduceOp> {
+    match elem {
+        Scalar::Bool => vec![ReduceOp::And, ReduceOp::Or, ReduceOp::Xor, ReduceOp::Min, ReduceOp::Max],
+        Scalar::F32 => vec![ReduceOp::Add, ReduceOp::Min, ReduceOp::Max],
+        _ => vec![ReduceOp::Add, ReduceOp::Mul, ReduceOp::Min, ReduceOp::Max, ReduceOp::And, ReduceOp::Or, ReduceOp::Xor],
+    }
+}
+
+#[test]
+fn reductions_and_scans_match_the_cpu() {
+    let Some(gpu) = device() else { return };
+    fastrand::seed(7);
+    for elem in [Scalar::I32, Scalar::F32, Scalar::Bool] {
+        for op in ops_for(elem) {
+            for n in SIZES {
+                let src = values(n, elem);
+                let what = format!("{} of {n} {}", op.name(), elem.name());
+                check(&gpu, &Op::Reduce { op, src: 0 }, &[src.clone()], Some(elem), &format!("reduce {what}"));
+                check(&gpu, &Op::Scan { op, src: 0, init: None }, &[src.clone()], Some(elem), &format!("scan {what}"));
+                let init = values(1, elem).materialized();
+                let init = match init {
+                    Value::Vector(b) => Value::Scalar(b.get(0).expect("one")),
+                    v => v,
+                };
+                let scan = Op::Scan { op, src: 0, init: Some(1) };
+                check(&gpu, &scan, &[src, init], Some(elem), &format!("exclusive scan {what}"));
+            }
+        }
+    }
+}
+
+/// A descriptor of `count` segments anywhere in a vector of `n` elements, some empty and some
+/// overlapping, as replication makes them.
+fn segments(count: usize, n: usize) -> (Value, Value) {
+    let mut offsets = Vec::with_capacity(count);
+    let mut lengths = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = if n == 0 || fastrand::u8(..) < 40 { 0 } else { fastrand::usize(0..=n.min(300)) };
+        let start = fastrand::usize(0..=n - len);
+        offsets.push(start as i32);
+        lengths.push(len as i32);
+    }
+    (Value::i32s(offsets), Value::i32s(lengths))
+}
+
+#[test]
+fn segmented_reductions_and_scans_match_the_cpu() {
+    let Some(gpu) = device() else { return };
+    fastrand::seed(11);
+    let segs = Segs { offsets: 1, lengths: 2 };
+    for elem in [Scalar::I32, Scalar::F32] {
+        for op in ops_for(elem) {
+            for (count, n) in [(0, 0), (1, 0), (3, 10), (300, 1000), (5000, 70_000)] {
+                let src = values(n, elem);
+                let (offsets, lengths) = segments(count, n);
+                let args = [src.clone(), offsets.clone(), lengths.clone()];
+                let what = format!("{} of {count} segments of {n} {}", op.name(), elem.name());
+                check(&gpu, &Op::SegReduce { op, src: 0, segs }, &args, Some(elem), &format!("seg reduce {what}"));
+                check(&gpu, &Op::SegScan { op, src: 0, init: None, segs }, &args, Some(elem), &format!("seg scan {what}"));
+                let init = Value::Scalar(if elem == Scalar::F32 { ScalarValue::F32(0.5) } else { ScalarValue::I32(3) });
+                let exclusive = Op::SegScan { op, src: 0, init: Some(3), segs };
+                let args = [src.clone(), offsets.clone(), lengths.clone(), init];
+                check(&gpu, &exclusive, &args, Some(elem), &format!("exclusive seg scan {what}"));
+                if count > 0 && n > 0 {
+                    let nonempty = Value::i32s(vec![1.max(n as i32 / 3); count]);
+                    let offsets = Value::i32s(vec![0; count]);
+                    for max in [false, true] {
+                        let op = Op::SegArgExtreme { max, src: 0, segs };
+                        let args = [src.clone(), offsets.clone(), nonempty.clone()];
+                        check(&gpu, &op, &args, Some(Scalar::I32), &format!("arg extreme of {what}"));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn data_movement_matches_the_cpu() {
+    let Some(gpu) = device() else { return };
+    fastrand::seed(13);
+    for n in SIZES {
+        let src = values(n, Scalar::F32);
+        let flags = values(n, Scalar::Bool);
+        check(&gpu, &Op::Pack { src: 0, flags: 1 }, &[src.clone(), flags], Some(Scalar::F32), &format!("pack of {n}"));
+        let m = if n == 0 { 0 } else { n / 2 + 1 };
+        let index = Value::i32s(random_i32s(m, 0, n.max(1) as i32));
+        if n > 0 {
+            check(&gpu, &Op::Gather { src: 0, index: 1 }, &[src.clone(), index.clone()], Some(Scalar::F32), &format!("gather of {m} from {n}"));
+            // Duplicate indexes: the last write wins.
+            let values_m = values(m, Scalar::F32);
+            let scatter = Op::Scatter { dst: 0, index: 1, src: 2 };
+            check(&gpu, &scatter, &[src.clone(), index, values_m], Some(Scalar::F32), &format!("scatter of {m} into {n}"));
+            let mut permutation: Vec<i32> = (0..n as i32).collect();
+            fastrand::shuffle(&mut permutation);
+            let permute = [src.clone(), Value::i32s(permutation), values(n, Scalar::F32)];
+            check(&gpu, &scatter, &permute, Some(Scalar::F32), &format!("permute of {n}"));
+        }
+        let len = Value::Scalar(ScalarValue::I32(n as i32));
+        check(&gpu, &Op::Iota { len: 0 }, std::slice::from_ref(&len), Some(Scalar::I32), &format!("iota {n}"));
+        let replicate = Op::Replicate { value: 0, len: 1 };
+        check(&gpu, &replicate, &[Value::Scalar(ScalarValue::F32(2.5)), len.clone()], Some(Scalar::F32), &format!("distribute {n}"));
+        let concat = Op::Concat(vec![0, 1, 2]);
+        let parts = [src.clone(), Value::Scalar(ScalarValue::F32(9.0)), values(n / 3, Scalar::F32)];
+        check(&gpu, &concat, &parts, Some(Scalar::F32), &format!("concat around {n}"));
+        let interleave = Op::Interleave { parts: vec![0, 1], len: 2 };
+        let parts = [src.clone(), Value::Scalar(ScalarValue::F32(-1.0)), len];
+        check(&gpu, &interleave, &parts, Some(Scalar::F32), &format!("interleave {n}"));
+        let lengths = Value::i32s(random_i32s(n.min(5000), 0, 40));
+        check(&gpu, &Op::SegIds { lengths: 0 }, std::slice::from_ref(&lengths), Some(Scalar::I32), &format!("segment ids of {n}"));
+        check(&gpu, &Op::SegIota { lengths: 0 }, &[lengths], Some(Scalar::I32), &format!("segment positions of {n}"));
+    }
+}
+
+#[test]
+fn element_wise_ops_keep_the_interpreters_semantics() {
+    let Some(gpu) = device() else { return };
+    let ints = Value::i32s(vec![7, -7, 7, -7, 0, i32::MIN, i32::MAX, 5, -1]);
+    let divisors = Value::i32s(vec![2, 2, -2, -2, 3, -1, 1, 5, 1]);
+    for op in [BinaryOp::FloorDiv, BinaryOp::Mod, BinaryOp::Add, BinaryOp::Mul] {
+        let dest = Some(Scalar::I32);
+        check(&gpu, &Op::Binary(op, 0, 1), &[ints.clone(), divisors.clone()], dest, &format!("{op:?} on i32"));
+    }
+    let counts = Value::i32s(vec![0, 1, 31, 32, 40, 3, 2, 30, 0]);
+    for op in [BinaryOp::Shl, BinaryOp::Shr, BinaryOp::Pow] {
+        check(&gpu, &Op::Binary(op, 0, 1), &[ints.clone(), counts.clone()], Some(Scalar::I32), &format!("{op:?} on i32"));
+    }
+    // No NaN here: drivers may assume there is none (Mesa folds `x != x` to false), so NaN
+    // results are adapter-dependent; docs/language.md says so.
+    let floats = Value::vector(Buffer::F32(vec![7.5, -7.5, 0.0, -0.0, 1e30, 1e-3, 3e9, -3.0, 2.0]));
+    let others = Value::vector(Buffer::F32(vec![2.0, 2.0, -3.0, 5.0, 1e-30, 1.0, 2.0, 2.0, -0.5]));
+    for op in [BinaryOp::FloorDiv, BinaryOp::Mod, BinaryOp::Div, BinaryOp::Pow, BinaryOp::Lt] {
+        let dest = Some(if op == BinaryOp::Lt { Scalar::Bool } else { Scalar::F32 });
+        check(&gpu, &Op::Binary(op, 0, 1), &[floats.clone(), others.clone()], dest, &format!("{op:?} on f32"));
+    }
+    for f in [crate::ir::MathFn::Min, crate::ir::MathFn::Max] {
+        check(&gpu, &Op::Math(f, vec![0, 1]), &[floats.clone(), others.clone()], Some(Scalar::F32), f.name());
+    }
+    check(&gpu, &Op::Cast(Scalar::I32, 0), std::slice::from_ref(&floats), Some(Scalar::I32), "f32 to i32 saturates");
+    let erf_args = Value::vector(Buffer::F32((-40..=40).map(|k| k as f32 * 0.1).collect()));
+    check(&gpu, &Op::Math(crate::ir::MathFn::Erf, vec![0]), &[erf_args], Some(Scalar::F32), "erf");
+    let index = Value::i32s((0..5000).collect());
+    let seed = Value::Scalar(ScalarValue::I32(42));
+    check(&gpu, &Op::RandomF32 { seed: 0, index: 1 }, &[seed.clone(), index.clone()], Some(Scalar::F32), "random_f32");
+    let (lo, hi) = (Value::Scalar(ScalarValue::I32(-5)), Value::Scalar(ScalarValue::I32(i32::MAX)));
+    let random = Op::RandomI32 { lo: 0, hi: 1, seed: 2, index: 3 };
+    check(&gpu, &random, &[lo, hi, seed, index], Some(Scalar::I32), "random_i32");
+}
+
+#[test]
+fn a_failing_op_reports_the_interpreters_error() {
+    let Some(gpu) = device() else { return };
+    let ints = Value::i32s(vec![1, 2, 3]);
+    let zeros = Value::i32s(vec![1, 0, 1]);
+    let error = on_gpu(&gpu, &Op::Binary(BinaryOp::FloorDiv, 0, 1), &[ints.clone(), zeros], Some(Scalar::I32))
+        .expect_err("division by zero fails");
+    assert_eq!((error.code, error.message.as_str()), (Code::DivisionByZero, "division by zero: 2 // 0"));
+    let check = Op::Check(Check::IndexInRange { index: 0, len: 1, written: 0, what: String::new() });
+    let error = on_gpu(&gpu, &check, &[Value::i32s(vec![0, 5, 9]), Value::Scalar(ScalarValue::I32(5))], None)
+        .expect_err("an index out of range fails");
+    assert_eq!(error.code, Code::IndexOutOfRange);
+    assert_eq!(error.message, "index 5 is out of range for a sequence of length 5");
+    let lengths = Op::Check(Check::LengthsEqual { a: 0, b: 1, what: LengthCheck::Equal("zip".into()) });
+    let ok = on_gpu(&gpu, &lengths, &[Value::i32s(vec![2, 3]), Value::i32s(vec![2, 3])], None);
+    assert!(ok.is_ok(), "equal lengths pass");
+    // The device forgets the failure once reported: the next op runs.
+    let sum = on_gpu(&gpu, &Op::Reduce { op: ReduceOp::Add, src: 0 }, &[ints], Some(Scalar::I32)).expect("runs");
+    assert_eq!(sum, Some(Value::Scalar(ScalarValue::I32(6))));
+}
+
+#[test]
+fn launches_wider_than_one_grid_row_cover_every_element() {
+    let Some(gpu) = device() else { return };
+    fastrand::seed(17);
+    // A grid of at most 3 workgroups per row makes every kernel take the 2-D path.
+    gpu.limit_grid_width(3);
+    for n in [2_000, 5_000] {
+        let src = values(n, Scalar::I32);
+        check(&gpu, &Op::Scan { op: ReduceOp::Add, src: 0, init: None }, &[src.clone()], Some(Scalar::I32), "narrow scan");
+        check(&gpu, &Op::Reduce { op: ReduceOp::Max, src: 0 }, &[src.clone()], Some(Scalar::I32), "narrow reduce");
+        let (offsets, lengths) = segments(40, n);
+        let seg = Op::SegReduce { op: ReduceOp::Add, src: 0, segs: Segs { offsets: 1, lengths: 2 } };
+        check(&gpu, &seg, &[src.clone(), offsets, lengths], Some(Scalar::I32), "narrow segmented reduce");
+        let flags = values(n, Scalar::Bool);
+        check(&gpu, &Op::Pack { src: 0, flags: 1 }, &[src, flags], Some(Scalar::I32), "narrow pack");
+    }
+}
+
+#[test]
+fn more_than_65535_workgroups() {
+    let Some(gpu) = device() else { return };
+    // 65,536 workgroups of 256 and one more element: past one row of the real grid.
+    let n = 65_536 * 256 + 1;
+    let src = Value::vector(Buffer::F32((0..n).map(|i| (i % 1000) as f32).collect()));
+    let scalar = Value::Scalar(ScalarValue::F32(2.0));
+    check(&gpu, &Op::Binary(BinaryOp::Mul, 0, 1), &[src.clone(), scalar], Some(Scalar::F32), "a 2-D element-wise launch");
+    let ones = Value::i32s(vec![1; n]);
+    check(&gpu, &Op::Scan { op: ReduceOp::Add, src: 0, init: None }, &[ones], Some(Scalar::I32), "a scan whose last pass is 2-D");
+}
+
+#[test]
+fn the_adapter_runs_loops_to_the_end() {
+    let Some(gpu) = device() else { return };
+    let counted = gpu.count_loop(100_000).expect("the loop counter runs");
+    assert_eq!(
+        counted, 100_000,
+        "this adapter stops loops early (llvmpipe before Mesa 25 stops at 65,535 iterations): install Mesa 25 from bookworm-backports"
+    );
+}

@@ -11,6 +11,7 @@ mod adapters;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -144,6 +145,9 @@ pub struct Gpu {
     batch: Mutex<Batch>,
     stats: Mutex<Stats>,
     errors: wgpu::Buffer,
+    /// The most workgroups a launch puts in one grid row: the adapter's limit, or less for
+    /// tests of the 2-D path.
+    grid_width: AtomicU32,
     /// How long creating the device took: reported apart from compile times.
     pub device_time: Duration,
 }
@@ -200,6 +204,7 @@ impl Gpu {
             batch: Mutex::new(Batch::default()),
             stats: Mutex::new(Stats::default()),
             errors,
+            grid_width: AtomicU32::new(u32::MAX),
             device_time: start.elapsed(),
         })
     }
@@ -360,7 +365,8 @@ impl Gpu {
         }
         let pipeline = self.pipeline(kernel)?;
         let max = u64::from(self.limits.max_compute_workgroups_per_dimension.max(1));
-        let x = groups.min(max);
+        let width = u64::from(self.grid_width.load(Ordering::Relaxed)).clamp(1, max);
+        let x = groups.min(width);
         let y = groups.div_ceil(x);
         if y > max {
             return Err(GpuError(format!(
@@ -516,6 +522,22 @@ impl Gpu {
     pub fn first_error(&self) -> R<u32> {
         let probe = self.alloc(4)?;
         self.read(&probe, 0, 0).map(|(_, e)| e)
+    }
+
+    /// Puts at most `width` workgroups in a grid row, so that small launches take the 2-D
+    /// path that large ones need.
+    pub fn limit_grid_width(&self, width: u32) {
+        self.grid_width.store(width.max(1), Ordering::Relaxed);
+    }
+
+    /// Runs a loop of `n` iterations in one thread and gives the count it reached: an adapter
+    /// that cuts loops short (llvmpipe before Mesa 25 stops at 65,535) gives less.
+    pub fn count_loop(&self, n: u32) -> R<u32> {
+        let out = self.alloc(4)?;
+        let kernel = crate::wgsl::prims::loop_counter();
+        self.dispatch_groups(&kernel, 1, 1, &[0, 0, n, 0], &[Binding { buffer: out.clone(), bytes: 4 }])?;
+        let (data, _) = self.read(&out, 0, 4)?;
+        Ok(u32::from_le_bytes([data[0], data[1], data[2], data[3]]))
     }
 
     /// Clears the error record, once the host has reported the error.

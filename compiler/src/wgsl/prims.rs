@@ -41,8 +41,9 @@ fn combine(op: ReduceOp, elem: Scalar) -> (String, String) {
     let identity = match (op, elem) {
         (ReduceOp::Add | ReduceOp::Or | ReduceOp::Xor, _) => format!("{t}(0)"),
         (ReduceOp::Mul, _) => format!("{t}(1)"),
-        // NaN is the greatest float in `total_cmp` order, minus infinity the least.
-        (ReduceOp::Min, Scalar::F32 | Scalar::F64) => f("bitcast<f32>(0x7fc00000u)"),
+        // Infinities, not NaN: drivers may fold `x != x` to false (Mesa does), which would let
+        // a NaN identity win every comparison.
+        (ReduceOp::Min, Scalar::F32 | Scalar::F64) => f("bitcast<f32>(0x7f800000u)"),
         (ReduceOp::Max, Scalar::F32 | Scalar::F64) => f("bitcast<f32>(0xff800000u)"),
         (ReduceOp::Min, Scalar::Bool) | (ReduceOp::And, Scalar::Bool) => "1u".to_string(),
         (ReduceOp::Max, Scalar::Bool) => "0u".to_string(),
