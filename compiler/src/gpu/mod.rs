@@ -26,7 +26,7 @@ mod value;
 mod tests;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use rowan::TextRange;
 
@@ -35,7 +35,7 @@ use crate::cpu::{self, Counters, ScalarValue};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::interp::Host;
 use crate::ir::{Check, Function, Op, Program, Stmt, StmtKind, VarId};
-use crate::runtime::{Binding, Gpu, GpuError, NO_ERROR, Stats};
+use crate::runtime::{Binding, DeviceBuffer, Gpu, GpuError, NO_ERROR, Stats};
 use crate::types::{Scalar, Type};
 use crate::wgsl::{self, Operand};
 
@@ -75,9 +75,8 @@ pub fn shared_gpu() -> Result<&'static Gpu, GpuError> {
 /// Runs `program.main` on `gpu`.
 pub fn run(gpu: &Gpu, program: &Program, host: &mut dyn Host) -> Result<Report, Diagnostic> {
     let before = gpu.stats();
-    gpu.clear_error();
     let mut report = Report::default();
-    let machine = GpuMachine::new(gpu, &mut report);
+    let machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, TextRange::default()))?;
     let mut walker = Walker::new(program, host, machine);
     let outcome = walker.call_function(program.main, Vec::new(), TextRange::default());
     // Work whose results no one read may still fail: the run is over only when the device
@@ -122,6 +121,8 @@ struct Pending {
 
 pub(crate) struct GpuMachine<'g, 'r> {
     gpu: &'g Gpu,
+    /// This run's error record: the first failing launch's sequence number.
+    record: Arc<DeviceBuffer>,
     report: &'r mut Report,
     pending: Vec<Pending>,
     loads: HashMap<(String, bool, Type), Vec<cpu::Value>>,
@@ -132,8 +133,15 @@ fn gpu_error(e: GpuError, span: TextRange) -> Diagnostic {
 }
 
 impl<'g, 'r> GpuMachine<'g, 'r> {
-    fn new(gpu: &'g Gpu, report: &'r mut Report) -> Self {
-        GpuMachine { gpu, report, pending: Vec::new(), loads: HashMap::new() }
+    fn new(gpu: &'g Gpu, report: &'r mut Report) -> Result<Self, GpuError> {
+        let record = gpu.error_record()?;
+        Ok(GpuMachine { gpu, record, report, pending: Vec::new(), loads: HashMap::new() })
+    }
+
+    /// The bindings of a launch that may fail: the error record last.
+    fn with_record(&self, mut bindings: Vec<Binding>) -> Vec<Binding> {
+        bindings.push(Binding { buffer: self.record.clone(), bytes: 4 });
+        bindings
     }
 
     /// The next sequence number for a launch that may fail, kept with what the CPU executor
@@ -151,7 +159,7 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
             self.pending.clear();
             return Ok(());
         }
-        self.gpu.clear_error();
+        self.gpu.clear_record(&self.record);
         let pending = std::mem::take(&mut self.pending);
         let Some(failed) = pending.into_iter().find(|p| p.seq == error) else {
             return Err(internal_at(format!("the device reported a failure of unknown launch {error}"), span));
@@ -174,13 +182,13 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         if self.pending.is_empty() {
             return self.gpu.submit().map_err(|e| gpu_error(e, span));
         }
-        let error = self.gpu.first_error().map_err(|e| gpu_error(e, span))?;
+        let error = self.gpu.first_error(&self.record).map_err(|e| gpu_error(e, span))?;
         self.check_record(error, span)
     }
 
     /// Reads `bytes` bytes of a buffer, after checking the error record.
     fn read_bytes(&mut self, v: &DeviceVec, span: TextRange) -> R<Vec<u8>> {
-        let (data, error) = self.gpu.read(&v.buffer, 0, v.bytes()).map_err(|e| gpu_error(e, span))?;
+        let (data, error) = self.gpu.read(&v.buffer, 0, v.bytes(), &self.record).map_err(|e| gpu_error(e, span))?;
         self.check_record(error, span)?;
         Ok(data)
     }
@@ -289,8 +297,16 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         Ok(operands)
     }
 
-    /// An element-wise op or check over device operands: one generated kernel.
-    fn element_wise(&mut self, stmt: &Stmt, op: &Op, args: &[GValue], dest: Option<Scalar>) -> R<Option<GValue>> {
+    /// An element-wise op or check over device operands: one generated kernel. A failure is
+    /// explained by running `stmt` on the CPU executor, or by launch `seq` when given.
+    fn element_wise(
+        &mut self,
+        stmt: &Stmt,
+        op: &Op,
+        args: &[GValue],
+        dest: Option<Scalar>,
+        seq: Option<u32>,
+    ) -> R<Option<GValue>> {
         let span = stmt.span;
         let whole = matches!(op, Op::Gather { .. }).then_some(0);
         // The length of the op: its longest element operand (a gather's index for a gather).
@@ -313,13 +329,35 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
             None => None,
         };
         if kernel.bindings.len() > bindings.len() {
-            let operands = op.operands().into_iter().zip(args.iter().cloned()).collect();
-            params[1] = self.expect_failure(stmt.clone(), 0, operands);
+            params[1] = match seq {
+                Some(seq) => seq,
+                None => {
+                    let operands = op.operands().into_iter().zip(args.iter().cloned()).collect();
+                    self.expect_failure(stmt.clone(), 0, operands)
+                }
+            };
+            bindings = self.with_record(bindings);
         }
         if n > 0 {
             self.gpu.dispatch(&kernel, n as u64, &params, &bindings).map_err(|e| gpu_error(e, span))?;
         }
         Ok(out.map(GValue::Device))
+    }
+
+    /// `partition`'s check as two element-wise checks: no length is negative, then each
+    /// segment's sum is its total. A failure of either is explained by the whole check.
+    fn partition_check(&mut self, stmt: &Stmt, op: &Op, args: &[GValue]) -> R<()> {
+        let [lengths, sums, totals] = args else {
+            return Err(internal_at("partition check operands", stmt.span));
+        };
+        let operands = op.operands().into_iter().zip(args.iter().cloned()).collect();
+        let seq = self.expect_failure(stmt.clone(), 0, operands);
+        let negative = Op::Check(Check::NonNegative { n: 0, what: String::new() });
+        self.element_wise(stmt, &negative, std::slice::from_ref(lengths), None, Some(seq))?;
+        let what = crate::ir::LengthCheck::Equal(String::new());
+        let unequal = Op::Check(Check::LengthsEqual { a: 0, b: 1, what });
+        self.element_wise(stmt, &unequal, &[sums.clone(), totals.clone()], None, Some(seq))?;
+        Ok(())
     }
 
     fn count(&mut self, op: &Op, args: &[GValue], result: Option<&GValue>) {
@@ -402,7 +440,8 @@ impl Machine for GpuMachine<'_, '_> {
                 }
                 self.on_cpu(op, &args, span)
             }
-            _ if is_element_wise(op) => self.element_wise(&stmt, op, &args, dest),
+            _ if is_element_wise(op) => self.element_wise(&stmt, op, &args, dest, None),
+            Op::Check(Check::PartitionLengths { .. }) => self.partition_check(&stmt, op, &args).map(|()| None),
             Op::SegSortPerm { .. } | Op::Check(_) => {
                 self.note_on_cpu(op);
                 self.sync(span)?;

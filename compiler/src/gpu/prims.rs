@@ -224,7 +224,7 @@ impl GpuMachine<'_, '_> {
             return Ok(0);
         }
         let offset = (counts.len as u64 - 1) * 4;
-        let (data, error) = self.gpu.read(&counts.buffer, offset, 4).map_err(|e| gpu_error(e, span))?;
+        let (data, error) = self.gpu.read(&counts.buffer, offset, 4, &self.record).map_err(|e| gpu_error(e, span))?;
         self.check_record(error, span)?;
         let total = i32::from_le_bytes([data[0], data[1], data[2], data[3]]);
         Ok(usize::try_from(total).unwrap_or(0))
@@ -340,6 +340,7 @@ impl GpuMachine<'_, '_> {
         reads.dedup();
         let operands = reads.iter().filter_map(|&v| get(frame, v, span).ok().map(|value| (v, value))).collect();
         words[1] = self.expect_failure(stmt.clone(), f.vars.len(), operands);
+        let bindings = self.with_record(bindings);
         self.launch(&kernel, n, &words, &bindings, span)?;
         Ok(outs)
     }

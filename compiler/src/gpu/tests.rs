@@ -37,7 +37,7 @@ impl Host for NoFiles {
 /// `op` (whose operands are variables `0..args.len()`) on the GPU executor.
 fn on_gpu(gpu: &Gpu, op: &Op, args: &[Value], dest: Option<Scalar>) -> Result<Option<Value>, Diagnostic> {
     let mut report = Report::default();
-    let mut machine = GpuMachine::new(gpu, &mut report);
+    let mut machine = GpuMachine::new(gpu, &mut report).expect("an error record");
     let span = TextRange::default();
     let mut frame: Frame<GValue> = Vec::new();
     for arg in args {

@@ -3,8 +3,8 @@
 //!
 //! Work is recorded, not submitted: `dispatch`, `copy` and `upload` append to the current
 //! batch, and the batch is encoded and submitted in one go when the host must see a value
-//! (`read`) or the batch grows long. Every read also fetches the device's error record
-//! (`wgsl`'s calling convention: the first failing op's sequence number), so that no value is
+//! (`read`) or the batch grows long. Every read also fetches an error record (`wgsl`'s calling
+//! convention: the first failing op's sequence number; one per run), so that no value is
 //! trusted before the host knows that nothing failed.
 
 mod adapters;
@@ -108,8 +108,6 @@ impl Pool {
 /// A kernel ready to launch.
 struct Pipeline {
     name: String,
-    /// Bindings of its layout, the parameters and the error record included.
-    entries: usize,
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
 }
@@ -144,7 +142,6 @@ pub struct Gpu {
     pool: Arc<Mutex<Pool>>,
     batch: Mutex<Batch>,
     stats: Mutex<Stats>,
-    errors: wgpu::Buffer,
     /// The most workgroups a launch puts in one grid row: the adapter's limit, or less for
     /// tests of the 2-D path.
     grid_width: AtomicU32,
@@ -186,13 +183,6 @@ impl Gpu {
             ..Default::default()
         }))
         .map_err(|e| GpuError(format!("the adapter refused a device: {e}")))?;
-        let errors = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("error record"),
-            size: 4,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        queue.write_buffer(&errors, 0, &NO_ERROR.to_le_bytes());
         Ok(Gpu {
             info: adapter.get_info(),
             limits,
@@ -203,7 +193,6 @@ impl Gpu {
             pool: Arc::new(Mutex::new(Pool::default())),
             batch: Mutex::new(Batch::default()),
             stats: Mutex::new(Stats::default()),
-            errors,
             grid_width: AtomicU32::new(u32::MAX),
             device_time: start.elapsed(),
         })
@@ -336,7 +325,7 @@ impl Gpu {
         if let Some(error) = pollster::block_on(scope.pop()) {
             return Err(GpuError(format!("internal error: the device rejected kernel `{}`: {error}", kernel.name)));
         }
-        let built = Arc::new(Pipeline { name: kernel.name.clone(), entries: entries.len(), pipeline, layout });
+        let built = Arc::new(Pipeline { name: kernel.name.clone(), pipeline, layout });
         lock(&self.pipelines).insert(key, built.clone());
         let mut stats = lock(&self.stats);
         stats.pipelines_built += 1;
@@ -358,7 +347,7 @@ impl Gpu {
     }
 
     /// Launches `groups` workgroups as a 2-D grid (at most 65,535 per dimension); `p[0]` is
-    /// `n`. Bindings `1..` are `bindings`, plus the error record if the kernel has one more.
+    /// `n`. Bindings `1..` are `bindings` (the error record last, for a kernel that can fail).
     pub fn dispatch_groups(&self, kernel: &Kernel, groups: u64, n: u64, params: &[u32], bindings: &[Binding]) -> R<()> {
         if groups == 0 {
             return Ok(());
@@ -416,7 +405,15 @@ impl Gpu {
 
     /// Encodes and submits the recorded work.
     pub fn submit(&self) -> R<()> {
-        let batch = std::mem::take(&mut *lock(&self.batch));
+        let mut batch = lock(&self.batch);
+        self.submit_locked(&mut batch)
+    }
+
+    /// Submits `batch` while its lock is held: threads sharing the device record into one
+    /// batch, so a thread's later submission (a read) must not overtake the batch that holds
+    /// its earlier work.
+    fn submit_locked(&self, batch: &mut Batch) -> R<()> {
+        let batch = std::mem::take(batch);
         if batch.commands.is_empty() {
             return Ok(());
         }
@@ -450,12 +447,6 @@ impl Gpu {
                             }),
                         });
                     }
-                    if entries.len() < pipeline.entries {
-                        entries.push(wgpu::BindGroupEntry {
-                            binding: entries.len() as u32,
-                            resource: self.errors.as_entire_binding(),
-                        });
-                    }
                     let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                         label: None,
                         layout: &pipeline.layout,
@@ -479,10 +470,22 @@ impl Gpu {
         Ok(())
     }
 
+    /// A new error record: one word, `NO_ERROR` until a kernel bound to it fails. Each run
+    /// has its own, so that runs sharing the device do not see each other's failures.
+    pub fn error_record(&self) -> R<Arc<DeviceBuffer>> {
+        self.upload(&NO_ERROR.to_le_bytes())
+    }
+
+    /// Sets an error record back to `NO_ERROR`, once the host has reported its error.
+    pub fn clear_record(&self, record: &Arc<DeviceBuffer>) {
+        self.queue.write_buffer(record.raw(), 0, &NO_ERROR.to_le_bytes());
+    }
+
     /// Reads `bytes` bytes of `buffer` from `offset` (a multiple of 4), after all recorded
-    /// work, together with the error record.
-    pub fn read(&self, buffer: &Arc<DeviceBuffer>, offset: u64, bytes: u64) -> R<(Vec<u8>, u32)> {
-        self.submit()?;
+    /// work, together with the error `record`.
+    pub fn read(&self, buffer: &Arc<DeviceBuffer>, offset: u64, bytes: u64, record: &Arc<DeviceBuffer>) -> R<(Vec<u8>, u32)> {
+        let mut batch = lock(&self.batch);
+        self.submit_locked(&mut batch)?;
         let padded = bytes.next_multiple_of(4);
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("read-back"),
@@ -491,11 +494,12 @@ impl Gpu {
             mapped_at_creation: false,
         });
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        encoder.copy_buffer_to_buffer(&self.errors, 0, &staging, 0, 4);
+        encoder.copy_buffer_to_buffer(record.raw(), 0, &staging, 0, 4);
         if padded > 0 {
             encoder.copy_buffer_to_buffer(buffer.raw(), offset, &staging, 4, padded);
         }
         let index = self.queue.submit([encoder.finish()]);
+        drop(batch);
         let slice = staging.slice(..);
         let (tx, rx) = std::sync::mpsc::channel();
         slice.map_async(wgpu::MapMode::Read, move |r| {
@@ -519,9 +523,8 @@ impl Gpu {
 
     /// The error record after all recorded work: `NO_ERROR` or the first failing op's
     /// sequence number.
-    pub fn first_error(&self) -> R<u32> {
-        let probe = self.alloc(4)?;
-        self.read(&probe, 0, 0).map(|(_, e)| e)
+    pub fn first_error(&self, record: &Arc<DeviceBuffer>) -> R<u32> {
+        self.read(record, 0, 0, record).map(|(_, e)| e)
     }
 
     /// Puts at most `width` workgroups in a grid row, so that small launches take the 2-D
@@ -536,12 +539,7 @@ impl Gpu {
         let out = self.alloc(4)?;
         let kernel = crate::wgsl::prims::loop_counter();
         self.dispatch_groups(&kernel, 1, 1, &[0, 0, n, 0], &[Binding { buffer: out.clone(), bytes: 4 }])?;
-        let (data, _) = self.read(&out, 0, 4)?;
+        let (data, _) = self.read(&out, 0, 4, &out)?;
         Ok(u32::from_le_bytes([data[0], data[1], data[2], data[3]]))
-    }
-
-    /// Clears the error record, once the host has reported the error.
-    pub fn clear_error(&self) {
-        self.queue.write_buffer(&self.errors, 0, &NO_ERROR.to_le_bytes());
     }
 }

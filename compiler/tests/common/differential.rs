@@ -35,6 +35,23 @@ pub enum Executor {
     Cpu,
     /// The same with Copperhead's schedule for inner reductions (`--sequential-inner`).
     CpuSequentialInner,
+    /// The flattened program on the GPU executor (`gpu_available` says whether there is one).
+    Gpu,
+}
+
+/// Whether the GPU tests can run. Without an adapter they say they are skipped, unless
+/// `WEFT_REQUIRE_GPU=1` (as CI sets it), where a missing adapter fails the test.
+pub fn gpu_available() -> bool {
+    match weft_compiler::gpu::shared_gpu() {
+        Ok(_) => true,
+        Err(e) if std::env::var("WEFT_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            panic!("WEFT_REQUIRE_GPU=1 but there is no GPU: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipped: no GPU adapter ({e}); set WEFT_REQUIRE_GPU=1 to make this a failure");
+            false
+        }
+    }
 }
 
 /// Collects printed lines; reads data files relative to the workspace root.
@@ -79,6 +96,7 @@ pub fn run(executor: Executor, path: &Path) -> Outcome {
         Executor::CpuSequentialInner => {
             run_backend(Backend::Cpu, Options { sequential_inner: true, ..Options::default() }, path)
         }
+        Executor::Gpu => run_backend(Backend::Gpu, Options::default(), path),
     }
 }
 
@@ -105,6 +123,7 @@ fn run_backend(backend: Backend, options: Options, path: &Path) -> Outcome {
     match driver::run_with(&db, file, backend, options, &mut host) {
         Ok(()) => Outcome { stdout: host.stdout, error: None },
         Err(RunError::Runtime(error)) => Outcome { stdout: host.stdout, error: Some(error) },
+        Err(RunError::NoDevice(why)) => panic!("{}: no GPU: {why}", path.display()),
         Err(RunError::Compile(diagnostics)) => panic!(
             "{} does not compile:\n{}",
             path.display(),
@@ -134,6 +153,7 @@ pub fn run_source_with(
             (host.stdout, Some((e.code.as_str().to_string(), e.range.start().into(), e.range.end().into())))
         }
         Err(RunError::Compile(d)) => panic!("{source}\ndoes not compile on {backend:?}: {d:#?}"),
+        Err(RunError::NoDevice(why)) => panic!("no GPU: {why}"),
     }
 }
 
