@@ -274,7 +274,9 @@ fn default_backend(db: &weft_compiler::Database, file: SourceFile) -> Backend {
         }
         _ if gpu::shared_gpu().is_ok_and(|device| !device.is_cpu()) => Backend::Gpu,
         _ => {
-            eprintln!("weft: running on the cpu executor (no GPU adapter other than a CPU one; --backend gpu uses it)");
+            eprintln!(
+                "weft: running on the cpu executor (no GPU adapter other than a CPU one; --backend gpu uses it)"
+            );
             Backend::Cpu
         }
     }
@@ -284,7 +286,9 @@ fn default_backend(db: &weft_compiler::Database, file: SourceFile) -> Backend {
 fn devices() -> ExitCode {
     let adapters = weft_compiler::runtime::adapter_summaries();
     if adapters.is_empty() {
-        eprintln!("error: no GPU adapter found; on Debian, `mesa-vulkan-drivers` gives lavapipe (Vulkan on the CPU)");
+        eprintln!(
+            "error: no GPU adapter found; on Debian, `mesa-vulkan-drivers` gives lavapipe (Vulkan on the CPU)"
+        );
         return ExitCode::from(1);
     }
     let mut out = String::new();
@@ -297,9 +301,14 @@ fn devices() -> ExitCode {
         for (name, value) in &a.limits {
             out.push_str(&format!("    {name}: {value}\n"));
         }
-        out.push_str(&format!("    features: {}\n", if a.features.is_empty() { "none".to_string() } else { a.features.join(", ") }));
+        out.push_str(&format!(
+            "    features: {}\n",
+            if a.features.is_empty() { "none".to_string() } else { a.features.join(", ") }
+        ));
     }
-    out.push_str("* the adapter `weft run --backend gpu` chooses (set another with --device or WEFT_ADAPTER)\n");
+    out.push_str(
+        "* the adapter `weft run --backend gpu` chooses (set another with --device or WEFT_ADAPTER)\n",
+    );
     let _ = std::io::stdout().write_all(out.as_bytes());
     ExitCode::SUCCESS
 }
@@ -323,7 +332,9 @@ fn wgsl(path: &Path, options: flatten::Options) -> ExitCode {
             ));
             match kernel.kernel.validate() {
                 Ok(_) => out.push_str(&kernel.kernel.source),
-                Err(why) => failures.push(Diagnostic::new(weft_compiler::Code::InternalError, kernel.span, why)),
+                Err(why) => {
+                    failures.push(Diagnostic::new(weft_compiler::Code::InternalError, kernel.span, why))
+                }
             }
             out.push('\n');
         }

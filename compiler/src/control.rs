@@ -16,8 +16,8 @@ use rowan::TextRange;
 use crate::cpu::{self, Counters};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::interp::Host;
-use crate::types::Scalar;
 use crate::ir::{Block, FuncId, Function, Op, PrintItem, Program, Stmt, StmtKind, VarId};
+use crate::types::Scalar;
 
 /// How deep IR calls may nest before the run stops with E0409, as in the interpreter.
 pub const MAX_CALL_DEPTH: usize = 10_000;
@@ -42,7 +42,12 @@ pub(crate) trait Machine {
     ) -> R<Option<Self::Value>>;
 
     /// Runs an `ElementLoop` statement and gives its `dests`' values.
-    fn element_loop(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<Self::Value>) -> R<Vec<Self::Value>>;
+    fn element_loop(
+        &mut self,
+        f: &Function,
+        stmt: &Stmt,
+        frame: &mut Frame<Self::Value>,
+    ) -> R<Vec<Self::Value>>;
 
     /// A scalar `bool` the host branches on.
     fn truth(&mut self, value: &Self::Value, span: TextRange) -> R<bool>;
@@ -134,7 +139,12 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
         };
         if args.len() != f.params.len() {
             return Err(internal_at(
-                format!("`{}` called with {} arguments for {} parameters", f.name, args.len(), f.params.len()),
+                format!(
+                    "`{}` called with {} arguments for {} parameters",
+                    f.name,
+                    args.len(),
+                    f.params.len()
+                ),
                 span,
             ));
         }
@@ -163,7 +173,12 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
     }
 
     /// Runs a block and gives its results; every variable it defined is dropped by the end.
-    fn run_block(&mut self, f: &'p Function, frame: &mut Frame<M::Value>, block: &'p Block) -> R<Vec<M::Value>> {
+    fn run_block(
+        &mut self,
+        f: &'p Function,
+        frame: &mut Frame<M::Value>,
+        block: &'p Block,
+    ) -> R<Vec<M::Value>> {
         let live = self.liveness(block);
         for (i, stmt) in block.stmts.iter().enumerate() {
             self.stmt(f, frame, stmt)?;
@@ -188,11 +203,13 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
     fn stmt(&mut self, f: &'p Function, frame: &mut Frame<M::Value>, stmt: &'p Stmt) -> R<()> {
         let span = stmt.span;
         match &stmt.kind {
-            StmtKind::Op { dest, op } => match (dest, self.machine.op(self.host, op, dest.map(|d| f.ty(d).elem), frame, span)?) {
-                (Some(d), Some(v)) => set(frame, *d, v, span)?,
-                (None, None) => {}
-                _ => return Err(internal_at(format!("{} with a wrong destination", op.name()), span)),
-            },
+            StmtKind::Op { dest, op } => {
+                match (dest, self.machine.op(self.host, op, dest.map(|d| f.ty(d).elem), frame, span)?) {
+                    (Some(d), Some(v)) => set(frame, *d, v, span)?,
+                    (None, None) => {}
+                    _ => return Err(internal_at(format!("{} with a wrong destination", op.name()), span)),
+                }
+            }
             StmtKind::If { cond, then, otherwise, dests } => {
                 let c = get(frame, *cond, span)?;
                 let taken = self.machine.truth(&c, span)?;

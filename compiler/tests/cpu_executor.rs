@@ -99,6 +99,7 @@ fn counted_with(source: &str, options: Options) -> (weft_compiler::cpu::Counters
         Ok(counters) => (counters, host.stdout),
         Err(RunError::Runtime(e)) => panic!("run-time error: {}", e.message),
         Err(RunError::Compile(d)) => panic!("compile error: {:?}", d),
+        Err(RunError::NoDevice(why)) => panic!("the cpu executor needs no device: {why}"),
     }
 }
 

@@ -28,7 +28,12 @@ fn gpu_executor_matches_the_interpreter_on_samples_and_feature_programs() {
         let actual = differential::run(Executor::Gpu, &program);
         ran += 1;
         if let (None, Some(error)) = (&expected.error, &actual.error) {
-            failures.push(format!("{}: the gpu stopped with {} {}", program.display(), error.code, error.message));
+            failures.push(format!(
+                "{}: the gpu stopped with {} {}",
+                program.display(),
+                error.code,
+                error.message
+            ));
         } else if let Err(difference) = compare(&expected.stdout, &actual.stdout) {
             failures.push(format!("{}: {difference}", program.display()));
         }
@@ -55,8 +60,14 @@ fn gpu_run_time_errors_have_the_interpreters_code_and_span() {
             let p = index.line_col(e.range.start());
             format!("{} at {}:{}: {}", e.code, p.line + 1, p.col + 1, e.message)
         };
-        if (expected.code, expected.range, &expected.message) != (actual.code, actual.range, &actual.message) {
-            failures.push(format!("{}:\n  interp: {}\n  gpu:    {}", path.display(), at(&expected), at(&actual)));
+        if (expected.code, expected.range, &expected.message) != (actual.code, actual.range, &actual.message)
+        {
+            failures.push(format!(
+                "{}:\n  interp: {}\n  gpu:    {}",
+                path.display(),
+                at(&expected),
+                at(&actual)
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -71,7 +82,11 @@ fn only_sort_and_the_permutation_check_run_on_the_cpu() {
     for sample in ["quicksort", "dot_product", "spmv_csr", "nbody"] {
         let path = root.join(format!("samples/{sample}.weft"));
         let db = Database::default();
-        let file = SourceFile::new(&db, path.display().to_string(), std::fs::read_to_string(&path).expect("readable"));
+        let file = SourceFile::new(
+            &db,
+            path.display().to_string(),
+            std::fs::read_to_string(&path).expect("readable"),
+        );
         let mut host = differential::CapturingHost { stdout: String::new() };
         let report = driver::run_gpu_with(&db, file, flatten::Options::default(), &mut host).expect("runs");
         assert!(report.stats.launches > 0, "{sample} launched no kernel");

@@ -172,7 +172,8 @@ impl Machine for CpuMachine<'_> {
 /// `frame`: its results and the iterations it ran.
 pub(crate) fn element_loop_stmt(stmt: &Stmt, vars: usize, frame: &Frame<Value>) -> R<(Vec<Value>, u64)> {
     let span = stmt.span;
-    let StmtKind::ElementLoop { len, inputs, shared, params, init, state, cond, body, .. } = &stmt.kind else {
+    let StmtKind::ElementLoop { len, inputs, shared, params, init, state, cond, body, .. } = &stmt.kind
+    else {
         return Err(internal_at("an element loop that is not one", span));
     };
     let value = |v: VarId| get(frame, v, span).map(Value::materialized);
@@ -233,7 +234,14 @@ impl CpuMachine<'_> {
     }
 
     /// Field `field` of the layout of a loaded file, read and parsed once per run.
-    fn load(&mut self, host: &mut dyn Host, path: &str, csv: bool, ty: &Type, field: usize) -> Result<Value, Fail> {
+    fn load(
+        &mut self,
+        host: &mut dyn Host,
+        path: &str,
+        csv: bool,
+        ty: &Type,
+        field: usize,
+    ) -> Result<Value, Fail> {
         let key = (path.to_string(), csv, ty.clone());
         if !self.loads.contains_key(&key) {
             let vars = load_file(host, path, csv, ty)?;

@@ -5,10 +5,10 @@ use std::collections::HashMap;
 use rowan::{TextRange, TextSize};
 
 use super::*;
+use crate::control::Liveness;
 use crate::core::{BinaryOp, Literal};
 use crate::interp;
 use crate::interp::print::format_value;
-use crate::control::Liveness;
 use crate::ir::{Block, Check, Function, IrType, MathFn, PrintItem, ReduceOp, Segs, VarInfo};
 use crate::types::Scalar;
 

@@ -87,6 +87,48 @@ pub fn run(gpu: &Gpu, program: &Program, host: &mut dyn Host) -> Result<Report, 
     outcome.map(|()| report)
 }
 
+/// A host value, moved to the device (a scalar stays on the host): an operand for `apply`.
+pub fn upload(gpu: &Gpu, value: cpu::Value) -> Result<GValue, Diagnostic> {
+    let mut report = Report::default();
+    let mut machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, TextRange::default()))?;
+    machine.upload(value, TextRange::default())
+}
+
+/// Runs one op on resident operands (op operand `k` is variable `k`) exactly as the executor
+/// does, without waiting for it: for benchmarks and tools. `dest` is its result type.
+pub fn apply(
+    gpu: &Gpu,
+    op: &Op,
+    dest: Option<Scalar>,
+    args: Vec<GValue>,
+) -> Result<Option<GValue>, Diagnostic> {
+    let span = TextRange::default();
+    let mut report = Report::default();
+    let mut machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, span))?;
+    let mut frame: Frame<GValue> = args.into_iter().map(Some).collect();
+    let result = machine.op(&mut NoFiles, op, dest, &mut frame, span)?;
+    machine.sync(span)?;
+    Ok(result)
+}
+
+/// A value back on the host, after the work that computes it.
+pub fn download(gpu: &Gpu, value: &GValue) -> Result<cpu::Value, Diagnostic> {
+    let mut report = Report::default();
+    let mut machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, TextRange::default()))?;
+    machine.host_value(value, TextRange::default())
+}
+
+/// A host for single ops: they print nothing and read no files.
+struct NoFiles;
+
+impl Host for NoFiles {
+    fn print(&mut self, _line: &str) {}
+
+    fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
+        Err(std::io::Error::new(std::io::ErrorKind::NotFound, path.to_string()))
+    }
+}
+
 fn stats_since(before: &Stats, after: &Stats) -> Stats {
     let mut per_kernel = after.per_kernel.clone();
     for (name, n) in &before.per_kernel {
@@ -162,7 +204,10 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         self.gpu.clear_record(&self.record);
         let pending = std::mem::take(&mut self.pending);
         let Some(failed) = pending.into_iter().find(|p| p.seq == error) else {
-            return Err(internal_at(format!("the device reported a failure of unknown launch {error}"), span));
+            return Err(internal_at(
+                format!("the device reported a failure of unknown launch {error}"),
+                span,
+            ));
         };
         let highest = failed.operands.iter().map(|(v, _)| *v as usize + 1).max().unwrap_or(0);
         let mut frame: Frame<cpu::Value> = vec![None; failed.vars.max(highest)];
@@ -188,7 +233,8 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
 
     /// Reads `bytes` bytes of a buffer, after checking the error record.
     fn read_bytes(&mut self, v: &DeviceVec, span: TextRange) -> R<Vec<u8>> {
-        let (data, error) = self.gpu.read(&v.buffer, 0, v.bytes(), &self.record).map_err(|e| gpu_error(e, span))?;
+        let (data, error) =
+            self.gpu.read(&v.buffer, 0, v.bytes(), &self.record).map_err(|e| gpu_error(e, span))?;
         self.check_record(error, span)?;
         Ok(data)
     }
@@ -249,7 +295,8 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
 
     /// Allocates an array of `len` elements of `elem`.
     fn alloc(&self, elem: Scalar, len: usize, span: TextRange) -> R<DeviceVec> {
-        let buffer = self.gpu.alloc(len as u64 * wgsl::scalar::storage_size(elem)).map_err(|e| gpu_error(e, span))?;
+        let buffer =
+            self.gpu.alloc(len as u64 * wgsl::scalar::storage_size(elem)).map_err(|e| gpu_error(e, span))?;
         Ok(DeviceVec { buffer, len, elem, scalar: false })
     }
 
@@ -267,9 +314,9 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         let mut operands = Vec::with_capacity(args.len());
         for (k, arg) in args.iter().enumerate() {
             let arg = match arg {
-                GValue::Host(s) if matches!(s.ty(), Scalar::I64 | Scalar::F64) => {
-                    self.upload(cpu::Value::vector(cpu::Buffer::from_scalars(s.ty(), &[*s])), span)?.as_scalar()
-                }
+                GValue::Host(s) if matches!(s.ty(), Scalar::I64 | Scalar::F64) => self
+                    .upload(cpu::Value::vector(cpu::Buffer::from_scalars(s.ty(), &[*s])), span)?
+                    .as_scalar(),
                 other => other.clone(),
             };
             let operand = match &arg {
@@ -310,7 +357,8 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         let span = stmt.span;
         let whole = matches!(op, Op::Gather { .. }).then_some(0);
         // The length of the op: its longest element operand (a gather's index for a gather).
-        let lens = args.iter().enumerate().filter(|(k, _)| Some(*k) != whole).filter_map(|(_, a)| a.vector_len());
+        let lens =
+            args.iter().enumerate().filter(|(k, _)| Some(*k) != whole).filter_map(|(_, a)| a.vector_len());
         let n = lens.clone().max();
         let scalar_result = n.is_none();
         let n = n.unwrap_or(1);
@@ -374,10 +422,19 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         entry.1 += elements;
     }
 
-    fn load(&mut self, host: &mut dyn Host, path: &str, csv: bool, ty: &Type, field: usize, span: TextRange) -> R<GValue> {
+    fn load(
+        &mut self,
+        host: &mut dyn Host,
+        path: &str,
+        csv: bool,
+        ty: &Type,
+        field: usize,
+        span: TextRange,
+    ) -> R<GValue> {
         let key = (path.to_string(), csv, ty.clone());
         if !self.loads.contains_key(&key) {
-            let vars = cpu::load_file(host, path, csv, ty).map_err(|e| Diagnostic::new(e.code, span, e.message))?;
+            let vars =
+                cpu::load_file(host, path, csv, ty).map_err(|e| Diagnostic::new(e.code, span, e.message))?;
             self.loads.insert(key.clone(), vars);
         }
         let value = self.loads.get(&key).and_then(|vars| vars.get(field)).cloned();
@@ -441,7 +498,9 @@ impl Machine for GpuMachine<'_, '_> {
                 self.on_cpu(op, &args, span)
             }
             _ if is_element_wise(op) => self.element_wise(&stmt, op, &args, dest, None),
-            Op::Check(Check::PartitionLengths { .. }) => self.partition_check(&stmt, op, &args).map(|()| None),
+            Op::Check(Check::PartitionLengths { .. }) => {
+                self.partition_check(&stmt, op, &args).map(|()| None)
+            }
             Op::SegSortPerm { .. } | Op::Check(_) => {
                 self.note_on_cpu(op);
                 self.sync(span)?;

@@ -23,7 +23,9 @@ use super::{GpuMachine, gpu_error};
 impl GpuMachine<'_, '_> {
     /// Runs a data-movement, reduction or scan op.
     pub(super) fn primitive(&mut self, op: &Op, args: &[GValue], span: TextRange) -> R<Option<GValue>> {
-        let a = |k: usize| args.get(k).ok_or_else(|| internal_at(format!("{} is missing operand {k}", op.name()), span));
+        let a = |k: usize| {
+            args.get(k).ok_or_else(|| internal_at(format!("{} is missing operand {k}", op.name()), span))
+        };
         let result = match op {
             Op::Replicate { .. } => {
                 let n = self.host_count(a(1)?, span)?;
@@ -95,17 +97,26 @@ impl GpuMachine<'_, '_> {
                 let ids = self.segment_ids(&lengths, &starts, total, span)?;
                 let vals = self.alloc(src.elem, total, span)?;
                 let flags = self.alloc(Scalar::Bool, total, span)?;
-                let bindings =
-                    [ids.binding(), offsets.binding(), starts.binding(), src.binding(), vals.binding(), flags.binding()];
+                let bindings = [
+                    ids.binding(),
+                    offsets.binding(),
+                    starts.binding(),
+                    src.binding(),
+                    vals.binding(),
+                    flags.binding(),
+                ];
                 self.launch(&prims::segment_gather(src.elem), total, &[], &bindings, span)?;
                 let scanned = self.scan_inclusive(*rop, &vals, Some(&flags), span)?;
                 match op {
-                    Op::SegScan { init: Some(_), .. } => self.shift(*rop, &scanned, Some(&flags), a(3)?, span)?,
+                    Op::SegScan { init: Some(_), .. } => {
+                        self.shift(*rop, &scanned, Some(&flags), a(3)?, span)?
+                    }
                     Op::SegScan { .. } => scanned,
                     _ => {
                         let out = self.alloc(src.elem, lengths.len, span)?;
                         let kernel = prims::segment_last(src.elem, &prims::empty_value(*rop, src.elem));
-                        let bindings = [lengths.binding(), starts.binding(), scanned.binding(), out.binding()];
+                        let bindings =
+                            [lengths.binding(), starts.binding(), scanned.binding(), out.binding()];
                         self.launch(&kernel, lengths.len, &[], &bindings, span)?;
                         out
                     }
@@ -128,7 +139,14 @@ impl GpuMachine<'_, '_> {
         Ok(Some(GValue::Device(result)))
     }
 
-    fn launch(&self, kernel: &wgsl::Kernel, n: usize, params: &[u32], bindings: &[Binding], span: TextRange) -> R<()> {
+    fn launch(
+        &self,
+        kernel: &wgsl::Kernel,
+        n: usize,
+        params: &[u32],
+        bindings: &[Binding],
+        span: TextRange,
+    ) -> R<()> {
         let mut words = params.to_vec();
         words.resize(words.len().max(wgsl::FIRST_SCALAR), 0);
         self.gpu.dispatch(kernel, n as u64, &words, bindings).map_err(|e| gpu_error(e, span))
@@ -160,7 +178,13 @@ impl GpuMachine<'_, '_> {
     }
 
     /// The inclusive scan of `src`, segmented by the head `flags` if given.
-    fn scan_inclusive(&mut self, op: ReduceOp, src: &DeviceVec, flags: Option<&DeviceVec>, span: TextRange) -> R<DeviceVec> {
+    fn scan_inclusive(
+        &mut self,
+        op: ReduceOp,
+        src: &DeviceVec,
+        flags: Option<&DeviceVec>,
+        span: TextRange,
+    ) -> R<DeviceVec> {
         let n = src.len;
         let elem = src.elem;
         let out = self.alloc(elem, n, span)?;
@@ -174,7 +198,8 @@ impl GpuMachine<'_, '_> {
         bindings.extend([out.binding(), sums.binding()]);
         let block_flags = match flags {
             Some(_) => {
-                let (any, first) = (self.alloc(Scalar::Bool, blocks, span)?, self.alloc(Scalar::I32, blocks, span)?);
+                let (any, first) =
+                    (self.alloc(Scalar::Bool, blocks, span)?, self.alloc(Scalar::I32, blocks, span)?);
                 bindings.extend([any.binding(), first.binding()]);
                 Some((any, first))
             }
@@ -191,7 +216,14 @@ impl GpuMachine<'_, '_> {
     }
 
     /// The exclusive scan from `init`, from the inclusive one.
-    fn shift(&mut self, op: ReduceOp, scanned: &DeviceVec, flags: Option<&DeviceVec>, init: &GValue, span: TextRange) -> R<DeviceVec> {
+    fn shift(
+        &mut self,
+        op: ReduceOp,
+        scanned: &DeviceVec,
+        flags: Option<&DeviceVec>,
+        init: &GValue,
+        span: TextRange,
+    ) -> R<DeviceVec> {
         let mut params = vec![0; wgsl::FIRST_SCALAR];
         let mut bindings = vec![scanned.binding()];
         bindings.extend(flags.map(DeviceVec::binding));
@@ -224,7 +256,8 @@ impl GpuMachine<'_, '_> {
             return Ok(0);
         }
         let offset = (counts.len as u64 - 1) * 4;
-        let (data, error) = self.gpu.read(&counts.buffer, offset, 4, &self.record).map_err(|e| gpu_error(e, span))?;
+        let (data, error) =
+            self.gpu.read(&counts.buffer, offset, 4, &self.record).map_err(|e| gpu_error(e, span))?;
         self.check_record(error, span)?;
         let total = i32::from_le_bytes([data[0], data[1], data[2], data[3]]);
         Ok(usize::try_from(total).unwrap_or(0))
@@ -234,12 +267,19 @@ impl GpuMachine<'_, '_> {
     fn compact(&mut self, lengths: &DeviceVec, span: TextRange) -> R<(DeviceVec, usize)> {
         let ends = self.scan_inclusive(ReduceOp::Add, lengths, None, span)?;
         let total = self.last_count(&ends, span)?;
-        let starts = self.map(&Op::Binary(BinaryOp::Sub, 0, 1), &[ends, lengths.clone()], Scalar::I32, span)?;
+        let starts =
+            self.map(&Op::Binary(BinaryOp::Sub, 0, 1), &[ends, lengths.clone()], Scalar::I32, span)?;
         Ok((starts, total))
     }
 
     /// For each element of the compact layout, its segment.
-    fn segment_ids(&mut self, lengths: &DeviceVec, starts: &DeviceVec, total: usize, span: TextRange) -> R<DeviceVec> {
+    fn segment_ids(
+        &mut self,
+        lengths: &DeviceVec,
+        starts: &DeviceVec,
+        total: usize,
+        span: TextRange,
+    ) -> R<DeviceVec> {
         let heads = self.fill(&GValue::Host(ScalarValue::I32(0)), total, span)?;
         let bindings = [lengths.binding(), starts.binding(), heads.binding()];
         self.launch(&prims::segment_heads(), lengths.len, &[], &bindings, span)?;
@@ -296,9 +336,15 @@ impl GpuMachine<'_, '_> {
     }
 
     /// An element loop as one kernel: thread `i` runs element `i`'s loop.
-    pub(super) fn run_element_loop(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<GValue>) -> R<Vec<GValue>> {
+    pub(super) fn run_element_loop(
+        &mut self,
+        f: &Function,
+        stmt: &Stmt,
+        frame: &mut Frame<GValue>,
+    ) -> R<Vec<GValue>> {
         let span = stmt.span;
-        let StmtKind::ElementLoop { len, inputs, shared, params, init, state, cond, body, .. } = &stmt.kind else {
+        let StmtKind::ElementLoop { len, inputs, shared, params, init, state, cond, body, .. } = &stmt.kind
+        else {
             return Err(internal_at("an element loop that is not one", span));
         };
         let n = self.host_count(&get(frame, *len, span)?, span)?;
@@ -338,7 +384,8 @@ impl GpuMachine<'_, '_> {
         stmt.reads(&mut reads);
         reads.sort_unstable();
         reads.dedup();
-        let operands = reads.iter().filter_map(|&v| get(frame, v, span).ok().map(|value| (v, value))).collect();
+        let operands =
+            reads.iter().filter_map(|&v| get(frame, v, span).ok().map(|value| (v, value))).collect();
         words[1] = self.expect_failure(stmt.clone(), f.vars.len(), operands);
         let bindings = self.with_record(bindings);
         self.launch(&kernel, n, &words, &bindings, span)?;
@@ -346,7 +393,13 @@ impl GpuMachine<'_, '_> {
     }
 
     /// An element loop the code generator cannot express, on the CPU executor.
-    fn element_loop_on_cpu(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<GValue>, why: &str) -> R<Vec<GValue>> {
+    fn element_loop_on_cpu(
+        &mut self,
+        f: &Function,
+        stmt: &Stmt,
+        frame: &mut Frame<GValue>,
+        why: &str,
+    ) -> R<Vec<GValue>> {
         *self.report.on_cpu.entry(format!("element loop ({why})")).or_insert(0) += 1;
         self.sync(stmt.span)?;
         let mut reads = Vec::new();

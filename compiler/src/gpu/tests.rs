@@ -4,8 +4,6 @@
 //! Without an adapter these tests say they are skipped, unless `WEFT_REQUIRE_GPU=1` (as CI sets
 //! it), which makes a missing adapter a failure.
 
-use rowan::TextRange;
-
 use super::*;
 use crate::core::BinaryOp;
 use crate::cpu::{Buffer, Value};
@@ -25,27 +23,11 @@ fn device() -> Option<Gpu> {
     }
 }
 
-struct NoFiles;
-
-impl Host for NoFiles {
-    fn print(&mut self, _line: &str) {}
-    fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
-        Err(std::io::Error::new(std::io::ErrorKind::NotFound, path.to_string()))
-    }
-}
-
 /// `op` (whose operands are variables `0..args.len()`) on the GPU executor.
 fn on_gpu(gpu: &Gpu, op: &Op, args: &[Value], dest: Option<Scalar>) -> Result<Option<Value>, Diagnostic> {
-    let mut report = Report::default();
-    let mut machine = GpuMachine::new(gpu, &mut report).expect("an error record");
-    let span = TextRange::default();
-    let mut frame: Frame<GValue> = Vec::new();
-    for arg in args {
-        frame.push(Some(machine.upload(arg.clone(), span)?));
-    }
-    let result = machine.op(&mut NoFiles, op, dest, &mut frame, span)?;
-    machine.sync(span)?;
-    result.map(|r| machine.host_value(&r, span)).transpose()
+    let args = args.iter().map(|a| upload(gpu, a.clone())).collect::<Result<Vec<_>, _>>()?;
+    let result = apply(gpu, op, dest, args)?;
+    result.map(|r| download(gpu, &r)).transpose()
 }
 
 fn on_cpu(op: &Op, args: &[Value]) -> Option<Value> {
@@ -54,13 +36,19 @@ fn on_cpu(op: &Op, args: &[Value]) -> Option<Value> {
 
 /// Equal, floats within a relative `1e-4` (sums in another order round differently).
 fn same(a: &Value, b: &Value) -> bool {
-    let close = |x: f64, y: f64| x == y || (x - y).abs() <= 1e-4 * x.abs().max(y.abs()).max(1.0) || (x.is_nan() && y.is_nan());
+    let close = |x: f64, y: f64| {
+        x == y || (x - y).abs() <= 1e-4 * x.abs().max(y.abs()).max(1.0) || (x.is_nan() && y.is_nan())
+    };
     match (a, b) {
         (Value::Vector(x), Value::Vector(y)) => match (x.as_ref(), y.as_ref()) {
-            (Buffer::F32(x), Buffer::F32(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| close(f64::from(*a), f64::from(*b))),
+            (Buffer::F32(x), Buffer::F32(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(a, b)| close(f64::from(*a), f64::from(*b)))
+            }
             (x, y) => x == y,
         },
-        (Value::Scalar(ScalarValue::F32(x)), Value::Scalar(ScalarValue::F32(y))) => close(f64::from(*x), f64::from(*y)),
+        (Value::Scalar(ScalarValue::F32(x)), Value::Scalar(ScalarValue::F32(y))) => {
+            close(f64::from(*x), f64::from(*y))
+        }
         (x, y) => x == y,
     }
 }
@@ -111,7 +99,15 @@ fn ops_for(elem: Scalar) -> Vec<ReduceOp> {
     match elem {
         Scalar::Bool => vec![ReduceOp::And, ReduceOp::Or, ReduceOp::Xor, ReduceOp::Min, ReduceOp::Max],
         Scalar::F32 => vec![ReduceOp::Add, ReduceOp::Min, ReduceOp::Max],
-        _ => vec![ReduceOp::Add, ReduceOp::Mul, ReduceOp::Min, ReduceOp::Max, ReduceOp::And, ReduceOp::Or, ReduceOp::Xor],
+        _ => vec![
+            ReduceOp::Add,
+            ReduceOp::Mul,
+            ReduceOp::Min,
+            ReduceOp::Max,
+            ReduceOp::And,
+            ReduceOp::Or,
+            ReduceOp::Xor,
+        ],
     }
 }
 
@@ -124,8 +120,20 @@ fn reductions_and_scans_match_the_cpu() {
             for n in SIZES {
                 let src = values(n, elem);
                 let what = format!("{} of {n} {}", op.name(), elem.name());
-                check(&gpu, &Op::Reduce { op, src: 0 }, &[src.clone()], Some(elem), &format!("reduce {what}"));
-                check(&gpu, &Op::Scan { op, src: 0, init: None }, &[src.clone()], Some(elem), &format!("scan {what}"));
+                check(
+                    &gpu,
+                    &Op::Reduce { op, src: 0 },
+                    std::slice::from_ref(&src),
+                    Some(elem),
+                    &format!("reduce {what}"),
+                );
+                check(
+                    &gpu,
+                    &Op::Scan { op, src: 0, init: None },
+                    std::slice::from_ref(&src),
+                    Some(elem),
+                    &format!("scan {what}"),
+                );
                 let init = values(1, elem).materialized();
                 let init = match init {
                     Value::Vector(b) => Value::Scalar(b.get(0).expect("one")),
@@ -164,9 +172,25 @@ fn segmented_reductions_and_scans_match_the_cpu() {
                 let (offsets, lengths) = segments(count, n);
                 let args = [src.clone(), offsets.clone(), lengths.clone()];
                 let what = format!("{} of {count} segments of {n} {}", op.name(), elem.name());
-                check(&gpu, &Op::SegReduce { op, src: 0, segs }, &args, Some(elem), &format!("seg reduce {what}"));
-                check(&gpu, &Op::SegScan { op, src: 0, init: None, segs }, &args, Some(elem), &format!("seg scan {what}"));
-                let init = Value::Scalar(if elem == Scalar::F32 { ScalarValue::F32(0.5) } else { ScalarValue::I32(3) });
+                check(
+                    &gpu,
+                    &Op::SegReduce { op, src: 0, segs },
+                    &args,
+                    Some(elem),
+                    &format!("seg reduce {what}"),
+                );
+                check(
+                    &gpu,
+                    &Op::SegScan { op, src: 0, init: None, segs },
+                    &args,
+                    Some(elem),
+                    &format!("seg scan {what}"),
+                );
+                let init = Value::Scalar(if elem == Scalar::F32 {
+                    ScalarValue::F32(0.5)
+                } else {
+                    ScalarValue::I32(3)
+                });
                 let exclusive = Op::SegScan { op, src: 0, init: Some(3), segs };
                 let args = [src.clone(), offsets.clone(), lengths.clone(), init];
                 check(&gpu, &exclusive, &args, Some(elem), &format!("exclusive seg scan {what}"));
@@ -191,24 +215,54 @@ fn data_movement_matches_the_cpu() {
     for n in SIZES {
         let src = values(n, Scalar::F32);
         let flags = values(n, Scalar::Bool);
-        check(&gpu, &Op::Pack { src: 0, flags: 1 }, &[src.clone(), flags], Some(Scalar::F32), &format!("pack of {n}"));
+        check(
+            &gpu,
+            &Op::Pack { src: 0, flags: 1 },
+            &[src.clone(), flags],
+            Some(Scalar::F32),
+            &format!("pack of {n}"),
+        );
         let m = if n == 0 { 0 } else { n / 2 + 1 };
         let index = Value::i32s(random_i32s(m, 0, n.max(1) as i32));
         if n > 0 {
-            check(&gpu, &Op::Gather { src: 0, index: 1 }, &[src.clone(), index.clone()], Some(Scalar::F32), &format!("gather of {m} from {n}"));
+            check(
+                &gpu,
+                &Op::Gather { src: 0, index: 1 },
+                &[src.clone(), index.clone()],
+                Some(Scalar::F32),
+                &format!("gather of {m} from {n}"),
+            );
             // Duplicate indexes: the last write wins.
             let values_m = values(m, Scalar::F32);
             let scatter = Op::Scatter { dst: 0, index: 1, src: 2 };
-            check(&gpu, &scatter, &[src.clone(), index, values_m], Some(Scalar::F32), &format!("scatter of {m} into {n}"));
+            check(
+                &gpu,
+                &scatter,
+                &[src.clone(), index, values_m],
+                Some(Scalar::F32),
+                &format!("scatter of {m} into {n}"),
+            );
             let mut permutation: Vec<i32> = (0..n as i32).collect();
             fastrand::shuffle(&mut permutation);
             let permute = [src.clone(), Value::i32s(permutation), values(n, Scalar::F32)];
             check(&gpu, &scatter, &permute, Some(Scalar::F32), &format!("permute of {n}"));
         }
         let len = Value::Scalar(ScalarValue::I32(n as i32));
-        check(&gpu, &Op::Iota { len: 0 }, std::slice::from_ref(&len), Some(Scalar::I32), &format!("iota {n}"));
+        check(
+            &gpu,
+            &Op::Iota { len: 0 },
+            std::slice::from_ref(&len),
+            Some(Scalar::I32),
+            &format!("iota {n}"),
+        );
         let replicate = Op::Replicate { value: 0, len: 1 };
-        check(&gpu, &replicate, &[Value::Scalar(ScalarValue::F32(2.5)), len.clone()], Some(Scalar::F32), &format!("distribute {n}"));
+        check(
+            &gpu,
+            &replicate,
+            &[Value::Scalar(ScalarValue::F32(2.5)), len.clone()],
+            Some(Scalar::F32),
+            &format!("distribute {n}"),
+        );
         let concat = Op::Concat(vec![0, 1, 2]);
         let parts = [src.clone(), Value::Scalar(ScalarValue::F32(9.0)), values(n / 3, Scalar::F32)];
         check(&gpu, &concat, &parts, Some(Scalar::F32), &format!("concat around {n}"));
@@ -216,8 +270,20 @@ fn data_movement_matches_the_cpu() {
         let parts = [src.clone(), Value::Scalar(ScalarValue::F32(-1.0)), len];
         check(&gpu, &interleave, &parts, Some(Scalar::F32), &format!("interleave {n}"));
         let lengths = Value::i32s(random_i32s(n.min(5000), 0, 40));
-        check(&gpu, &Op::SegIds { lengths: 0 }, std::slice::from_ref(&lengths), Some(Scalar::I32), &format!("segment ids of {n}"));
-        check(&gpu, &Op::SegIota { lengths: 0 }, &[lengths], Some(Scalar::I32), &format!("segment positions of {n}"));
+        check(
+            &gpu,
+            &Op::SegIds { lengths: 0 },
+            std::slice::from_ref(&lengths),
+            Some(Scalar::I32),
+            &format!("segment ids of {n}"),
+        );
+        check(
+            &gpu,
+            &Op::SegIota { lengths: 0 },
+            &[lengths],
+            Some(Scalar::I32),
+            &format!("segment positions of {n}"),
+        );
     }
 }
 
@@ -228,11 +294,23 @@ fn element_wise_ops_keep_the_interpreters_semantics() {
     let divisors = Value::i32s(vec![2, 2, -2, -2, 3, -1, 1, 5, 1]);
     for op in [BinaryOp::FloorDiv, BinaryOp::Mod, BinaryOp::Add, BinaryOp::Mul] {
         let dest = Some(Scalar::I32);
-        check(&gpu, &Op::Binary(op, 0, 1), &[ints.clone(), divisors.clone()], dest, &format!("{op:?} on i32"));
+        check(
+            &gpu,
+            &Op::Binary(op, 0, 1),
+            &[ints.clone(), divisors.clone()],
+            dest,
+            &format!("{op:?} on i32"),
+        );
     }
     let counts = Value::i32s(vec![0, 1, 31, 32, 40, 3, 2, 30, 0]);
     for op in [BinaryOp::Shl, BinaryOp::Shr, BinaryOp::Pow] {
-        check(&gpu, &Op::Binary(op, 0, 1), &[ints.clone(), counts.clone()], Some(Scalar::I32), &format!("{op:?} on i32"));
+        check(
+            &gpu,
+            &Op::Binary(op, 0, 1),
+            &[ints.clone(), counts.clone()],
+            Some(Scalar::I32),
+            &format!("{op:?} on i32"),
+        );
     }
     // No NaN here: drivers may assume there is none (Mesa folds `x != x` to false), so NaN
     // results are adapter-dependent; docs/language.md says so.
@@ -240,17 +318,35 @@ fn element_wise_ops_keep_the_interpreters_semantics() {
     let others = Value::vector(Buffer::F32(vec![2.0, 2.0, -3.0, 5.0, 1e-30, 1.0, 2.0, 2.0, -0.5]));
     for op in [BinaryOp::FloorDiv, BinaryOp::Mod, BinaryOp::Div, BinaryOp::Pow, BinaryOp::Lt] {
         let dest = Some(if op == BinaryOp::Lt { Scalar::Bool } else { Scalar::F32 });
-        check(&gpu, &Op::Binary(op, 0, 1), &[floats.clone(), others.clone()], dest, &format!("{op:?} on f32"));
+        check(
+            &gpu,
+            &Op::Binary(op, 0, 1),
+            &[floats.clone(), others.clone()],
+            dest,
+            &format!("{op:?} on f32"),
+        );
     }
     for f in [crate::ir::MathFn::Min, crate::ir::MathFn::Max] {
         check(&gpu, &Op::Math(f, vec![0, 1]), &[floats.clone(), others.clone()], Some(Scalar::F32), f.name());
     }
-    check(&gpu, &Op::Cast(Scalar::I32, 0), std::slice::from_ref(&floats), Some(Scalar::I32), "f32 to i32 saturates");
+    check(
+        &gpu,
+        &Op::Cast(Scalar::I32, 0),
+        std::slice::from_ref(&floats),
+        Some(Scalar::I32),
+        "f32 to i32 saturates",
+    );
     let erf_args = Value::vector(Buffer::F32((-40..=40).map(|k| k as f32 * 0.1).collect()));
     check(&gpu, &Op::Math(crate::ir::MathFn::Erf, vec![0]), &[erf_args], Some(Scalar::F32), "erf");
     let index = Value::i32s((0..5000).collect());
     let seed = Value::Scalar(ScalarValue::I32(42));
-    check(&gpu, &Op::RandomF32 { seed: 0, index: 1 }, &[seed.clone(), index.clone()], Some(Scalar::F32), "random_f32");
+    check(
+        &gpu,
+        &Op::RandomF32 { seed: 0, index: 1 },
+        &[seed.clone(), index.clone()],
+        Some(Scalar::F32),
+        "random_f32",
+    );
     let (lo, hi) = (Value::Scalar(ScalarValue::I32(-5)), Value::Scalar(ScalarValue::I32(i32::MAX)));
     let random = Op::RandomI32 { lo: 0, hi: 1, seed: 2, index: 3 };
     check(&gpu, &random, &[lo, hi, seed, index], Some(Scalar::I32), "random_i32");
@@ -261,8 +357,9 @@ fn a_failing_op_reports_the_interpreters_error() {
     let Some(gpu) = device() else { return };
     let ints = Value::i32s(vec![1, 2, 3]);
     let zeros = Value::i32s(vec![1, 0, 1]);
-    let error = on_gpu(&gpu, &Op::Binary(BinaryOp::FloorDiv, 0, 1), &[ints.clone(), zeros], Some(Scalar::I32))
-        .expect_err("division by zero fails");
+    let error =
+        on_gpu(&gpu, &Op::Binary(BinaryOp::FloorDiv, 0, 1), &[ints.clone(), zeros], Some(Scalar::I32))
+            .expect_err("division by zero fails");
     assert_eq!((error.code, error.message.as_str()), (Code::DivisionByZero, "division by zero: 2 // 0"));
     let check = Op::Check(Check::IndexInRange { index: 0, len: 1, written: 0, what: String::new() });
     let error = on_gpu(&gpu, &check, &[Value::i32s(vec![0, 5, 9]), Value::Scalar(ScalarValue::I32(5))], None)
@@ -273,7 +370,8 @@ fn a_failing_op_reports_the_interpreters_error() {
     let ok = on_gpu(&gpu, &lengths, &[Value::i32s(vec![2, 3]), Value::i32s(vec![2, 3])], None);
     assert!(ok.is_ok(), "equal lengths pass");
     // The device forgets the failure once reported: the next op runs.
-    let sum = on_gpu(&gpu, &Op::Reduce { op: ReduceOp::Add, src: 0 }, &[ints], Some(Scalar::I32)).expect("runs");
+    let sum =
+        on_gpu(&gpu, &Op::Reduce { op: ReduceOp::Add, src: 0 }, &[ints], Some(Scalar::I32)).expect("runs");
     assert_eq!(sum, Some(Value::Scalar(ScalarValue::I32(6))));
 }
 
@@ -285,8 +383,20 @@ fn launches_wider_than_one_grid_row_cover_every_element() {
     gpu.limit_grid_width(3);
     for n in [2_000, 5_000] {
         let src = values(n, Scalar::I32);
-        check(&gpu, &Op::Scan { op: ReduceOp::Add, src: 0, init: None }, &[src.clone()], Some(Scalar::I32), "narrow scan");
-        check(&gpu, &Op::Reduce { op: ReduceOp::Max, src: 0 }, &[src.clone()], Some(Scalar::I32), "narrow reduce");
+        check(
+            &gpu,
+            &Op::Scan { op: ReduceOp::Add, src: 0, init: None },
+            std::slice::from_ref(&src),
+            Some(Scalar::I32),
+            "narrow scan",
+        );
+        check(
+            &gpu,
+            &Op::Reduce { op: ReduceOp::Max, src: 0 },
+            std::slice::from_ref(&src),
+            Some(Scalar::I32),
+            "narrow reduce",
+        );
         let (offsets, lengths) = segments(40, n);
         let seg = Op::SegReduce { op: ReduceOp::Add, src: 0, segs: Segs { offsets: 1, lengths: 2 } };
         check(&gpu, &seg, &[src.clone(), offsets, lengths], Some(Scalar::I32), "narrow segmented reduce");
@@ -302,9 +412,21 @@ fn more_than_65535_workgroups() {
     let n = 65_536 * 256 + 1;
     let src = Value::vector(Buffer::F32((0..n).map(|i| (i % 1000) as f32).collect()));
     let scalar = Value::Scalar(ScalarValue::F32(2.0));
-    check(&gpu, &Op::Binary(BinaryOp::Mul, 0, 1), &[src.clone(), scalar], Some(Scalar::F32), "a 2-D element-wise launch");
+    check(
+        &gpu,
+        &Op::Binary(BinaryOp::Mul, 0, 1),
+        &[src.clone(), scalar],
+        Some(Scalar::F32),
+        "a 2-D element-wise launch",
+    );
     let ones = Value::i32s(vec![1; n]);
-    check(&gpu, &Op::Scan { op: ReduceOp::Add, src: 0, init: None }, &[ones], Some(Scalar::I32), "a scan whose last pass is 2-D");
+    check(
+        &gpu,
+        &Op::Scan { op: ReduceOp::Add, src: 0, init: None },
+        &[ones],
+        Some(Scalar::I32),
+        "a scan whose last pass is 2-D",
+    );
 }
 
 #[test]

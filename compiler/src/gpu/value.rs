@@ -36,7 +36,9 @@ impl DeviceVec {
     /// The value of `data`, this array's bytes.
     pub fn decode(&self, data: &[u8]) -> cpu::Value {
         let buffer = decode(self.elem, data);
-        if self.scalar && let Some(s) = buffer.get(0) {
+        if self.scalar
+            && let Some(s) = buffer.get(0)
+        {
             return cpu::Value::Scalar(s);
         }
         cpu::Value::vector(buffer)

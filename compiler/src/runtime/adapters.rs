@@ -19,9 +19,9 @@ pub(super) fn choose(instance: &wgpu::Instance, name: Option<&str>) -> R<wgpu::A
     }
     if let Some(name) = name {
         let wanted = name.to_lowercase();
-        return adapters.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&wanted)).ok_or_else(|| {
-            GpuError(format!("no adapter's name contains `{name}`; `weft devices` lists them"))
-        });
+        return adapters.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&wanted)).ok_or_else(
+            || GpuError(format!("no adapter's name contains `{name}`; `weft devices` lists them")),
+        );
     }
     adapters
         .into_iter()
@@ -79,14 +79,27 @@ pub fn adapter_summaries() -> Vec<AdapterSummary> {
                 device_type: format!("{:?}", info.device_type),
                 driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
                 limits: vec![
-                    ("max_storage_buffer_binding_size", u64::from(l.max_storage_buffer_binding_size)),
+                    ("max_storage_buffer_binding_size", l.max_storage_buffer_binding_size),
                     ("max_buffer_size", l.max_buffer_size),
-                    ("max_storage_buffers_per_shader_stage", u64::from(l.max_storage_buffers_per_shader_stage)),
-                    ("max_compute_workgroups_per_dimension", u64::from(l.max_compute_workgroups_per_dimension)),
-                    ("max_compute_invocations_per_workgroup", u64::from(l.max_compute_invocations_per_workgroup)),
+                    (
+                        "max_storage_buffers_per_shader_stage",
+                        u64::from(l.max_storage_buffers_per_shader_stage),
+                    ),
+                    (
+                        "max_compute_workgroups_per_dimension",
+                        u64::from(l.max_compute_workgroups_per_dimension),
+                    ),
+                    (
+                        "max_compute_invocations_per_workgroup",
+                        u64::from(l.max_compute_invocations_per_workgroup),
+                    ),
                     ("max_compute_workgroup_storage_size", u64::from(l.max_compute_workgroup_storage_size)),
                 ],
-                features: interesting.iter().filter(|(f, _)| features.contains(*f)).map(|(_, n)| n.to_string()).collect(),
+                features: interesting
+                    .iter()
+                    .filter(|(f, _)| features.contains(*f))
+                    .map(|(_, n)| n.to_string())
+                    .collect(),
                 chosen: Some(k) == best,
             }
         })

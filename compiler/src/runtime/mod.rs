@@ -172,7 +172,8 @@ impl Gpu {
         let start = Instant::now();
         let instance = adapters::instance();
         let adapter = adapters::choose(&instance, name)?;
-        let want = wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64 | wgpu::Features::TIMESTAMP_QUERY;
+        let want =
+            wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64 | wgpu::Features::TIMESTAMP_QUERY;
         let features = adapter.features() & want;
         // The adapter's own limits: WebGPU's defaults allow only 8 storage buffers per stage.
         let limits = adapter.limits();
@@ -217,7 +218,7 @@ impl Gpu {
 
     /// The largest buffer one binding may cover.
     pub fn max_binding(&self) -> u64 {
-        u64::from(self.limits.max_storage_buffer_binding_size).min(self.limits.max_buffer_size)
+        self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size)
     }
 
     /// A buffer of at least `bytes` bytes, from the pool when one is free.
@@ -252,7 +253,7 @@ impl Gpu {
         let buffer = self.alloc(data.len() as u64)?;
         if !data.is_empty() {
             let padded;
-            let bytes = if data.len() % 4 == 0 {
+            let bytes = if data.len().is_multiple_of(4) {
                 data
             } else {
                 padded = [data, &[0; 4][..4 - data.len() % 4]].concat();
@@ -273,7 +274,12 @@ impl Gpu {
         let buffer = self.alloc(count * 4)?;
         if count > 0 {
             let kernel = crate::wgsl::prims::fill(crate::wgsl::Operand::Param(crate::types::Scalar::I32, 0));
-            self.dispatch(&kernel, count, &[0, 0, 0, 0, value], &[Binding { buffer: buffer.clone(), bytes: count * 4 }])?;
+            self.dispatch(
+                &kernel,
+                count,
+                &[0, 0, 0, 0, value],
+                &[Binding { buffer: buffer.clone(), bytes: count * 4 }],
+            )?;
         }
         Ok(buffer)
     }
@@ -307,8 +313,9 @@ impl Gpu {
                 count: None,
             })
             .collect();
-        let layout =
-            self.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: None, entries: &entries });
+        let layout = self
+            .device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: None, entries: &entries });
         let pipeline_layout = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: None,
             bind_group_layouts: &[Some(&layout)],
@@ -323,7 +330,10 @@ impl Gpu {
             cache: None,
         });
         if let Some(error) = pollster::block_on(scope.pop()) {
-            return Err(GpuError(format!("internal error: the device rejected kernel `{}`: {error}", kernel.name)));
+            return Err(GpuError(format!(
+                "internal error: the device rejected kernel `{}`: {error}",
+                kernel.name
+            )));
         }
         let built = Arc::new(Pipeline { name: kernel.name.clone(), pipeline, layout });
         lock(&self.pipelines).insert(key, built.clone());
@@ -348,7 +358,14 @@ impl Gpu {
 
     /// Launches `groups` workgroups as a 2-D grid (at most 65,535 per dimension); `p[0]` is
     /// `n`. Bindings `1..` are `bindings` (the error record last, for a kernel that can fail).
-    pub fn dispatch_groups(&self, kernel: &Kernel, groups: u64, n: u64, params: &[u32], bindings: &[Binding]) -> R<()> {
+    pub fn dispatch_groups(
+        &self,
+        kernel: &Kernel,
+        groups: u64,
+        n: u64,
+        params: &[u32],
+        bindings: &[Binding],
+    ) -> R<()> {
         if groups == 0 {
             return Ok(());
         }
@@ -390,7 +407,14 @@ impl Gpu {
     }
 
     /// Copies `bytes` bytes between device buffers, in order with the launches.
-    pub fn copy(&self, from: &Arc<DeviceBuffer>, from_offset: u64, to: &Arc<DeviceBuffer>, to_offset: u64, bytes: u64) {
+    pub fn copy(
+        &self,
+        from: &Arc<DeviceBuffer>,
+        from_offset: u64,
+        to: &Arc<DeviceBuffer>,
+        to_offset: u64,
+        bytes: u64,
+    ) {
         if bytes == 0 {
             return;
         }
@@ -481,9 +505,24 @@ impl Gpu {
         self.queue.write_buffer(record.raw(), 0, &NO_ERROR.to_le_bytes());
     }
 
+    /// Submits the recorded work and waits until the device has finished it: for timing.
+    pub fn wait(&self) -> R<()> {
+        self.submit()?;
+        self.device
+            .poll(wgpu::PollType::Wait { submission_index: None, timeout: None })
+            .map(|_| ())
+            .map_err(|e| GpuError(format!("the device did not finish: {e}")))
+    }
+
     /// Reads `bytes` bytes of `buffer` from `offset` (a multiple of 4), after all recorded
     /// work, together with the error `record`.
-    pub fn read(&self, buffer: &Arc<DeviceBuffer>, offset: u64, bytes: u64, record: &Arc<DeviceBuffer>) -> R<(Vec<u8>, u32)> {
+    pub fn read(
+        &self,
+        buffer: &Arc<DeviceBuffer>,
+        offset: u64,
+        bytes: u64,
+        record: &Arc<DeviceBuffer>,
+    ) -> R<(Vec<u8>, u32)> {
         let mut batch = lock(&self.batch);
         self.submit_locked(&mut batch)?;
         let padded = bytes.next_multiple_of(4);
@@ -511,7 +550,8 @@ impl Gpu {
         rx.recv()
             .map_err(|_| GpuError("a read-back was lost".into()))?
             .map_err(|e| GpuError(format!("a read-back failed: {e}")))?;
-        let data = slice.get_mapped_range().map_err(|e| GpuError(format!("a read-back failed: {e}")))?.to_vec();
+        let data =
+            slice.get_mapped_range().map_err(|e| GpuError(format!("a read-back failed: {e}")))?.to_vec();
         staging.unmap();
         let error = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
         let mut stats = lock(&self.stats);

@@ -28,7 +28,9 @@ use std::fmt::Write as _;
 use crate::ir::{Block, Function, Op, StmtKind, VarId};
 use crate::types::Scalar;
 
-use self::scalar::{Helper, NotScalar, from_storage, helper_source, scalar_op, storage_type, to_storage, wgsl_type};
+use self::scalar::{
+    Helper, NotScalar, from_storage, helper_source, scalar_op, storage_type, to_storage, wgsl_type,
+};
 
 /// Threads per workgroup of every generated kernel.
 pub const WORKGROUP: u32 = 256;
@@ -55,10 +57,13 @@ pub struct Kernel {
 impl Kernel {
     /// Parses and validates the kernel with naga. A failure is a compiler bug.
     pub fn validate(&self) -> Result<naga::Module, String> {
-        let module = naga::front::wgsl::parse_str(&self.source)
-            .map_err(|e| format!("kernel `{}` does not parse: {}", self.name, e.emit_to_string(&self.source)))?;
-        let mut validator =
-            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
+        let module = naga::front::wgsl::parse_str(&self.source).map_err(|e| {
+            format!("kernel `{}` does not parse: {}", self.name, e.emit_to_string(&self.source))
+        })?;
+        let mut validator = naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::all(),
+        );
         validator
             .validate(&module)
             .map_err(|e| format!("kernel `{}` is not valid WGSL: {:?}", self.name, e.as_inner()))?;
@@ -239,11 +244,19 @@ impl LoopKernel<'_> {
             w.bind(&name, storage_type(f.ty(var).elem), Access::Read);
             shared.push((var, name));
         }
-        let mut code = BlockWriter { f, shared: &shared, helpers: &mut w.helpers, declared: &mut declared, out: String::new() };
+        let mut code = BlockWriter {
+            f,
+            shared: &shared,
+            helpers: &mut w.helpers,
+            declared: &mut declared,
+            out: String::new(),
+        };
         let cond = code.block(self.cond, 2)?;
         let next = code.block(self.body, 2)?;
         let (cond_code, next_code) = (cond.0, next.0);
-        let Some(&c) = cond.1.first() else { return Err(NotScalar("an element loop without a condition".into())) };
+        let Some(&c) = cond.1.first() else {
+            return Err(NotScalar("an element loop without a condition".into()));
+        };
         let mut all: Vec<VarId> = declared.iter().copied().collect();
         all.sort_unstable();
         for v in all {
@@ -298,7 +311,9 @@ impl BlockWriter<'_> {
                         let whole = k == 0 && matches!(op, Op::Gather { .. });
                         match self.shared.iter().find(|(s, _)| *s == v) {
                             Some((_, name)) if whole => args.push(name.clone()),
-                            _ if whole => return Err(NotScalar("a gather from a vector that is not shared".into())),
+                            _ if whole => {
+                                return Err(NotScalar("a gather from a vector that is not shared".into()));
+                            }
                             _ => {
                                 self.declared.insert(v);
                                 args.push(format!("v{v}"));

@@ -102,7 +102,11 @@ var<workgroup> partial: array<{t}, 256>;
 }}
 "
     );
-    Kernel { name: format!("reduce_blocks_{}", suffix(op, elem)), source, bindings: vec![Access::Read, Access::ReadWrite] }
+    Kernel {
+        name: format!("reduce_blocks_{}", suffix(op, elem)),
+        source,
+        bindings: vec![Access::Read, Access::ReadWrite],
+    }
 }
 
 /// One pass of a scan: each block of `src` scanned inclusively into `dst`, with its total in
@@ -252,7 +256,11 @@ pub fn scan_shift(op: ReduceOp, elem: Scalar, segmented: bool, init: Operand) ->
 pub fn segment_heads() -> Kernel {
     simple(
         "segment_heads",
-        &[("lengths", "i32", Access::Read), ("starts", "i32", Access::Read), ("heads", "i32", Access::ReadWrite)],
+        &[
+            ("lengths", "i32", Access::Read),
+            ("starts", "i32", Access::Read),
+            ("heads", "i32", Access::ReadWrite),
+        ],
         "    if (lengths[i] > 0i) { heads[u32(starts[i])] = i32(i); }\n",
     )
 }
@@ -415,13 +423,19 @@ pub fn interleave(parts: &[Operand]) -> Kernel {
         cases.push_str(&format!("        case {j}u: {{ out[i] = {}; }}\n", super::scalar::to_storage(t, &x)));
     }
     w.bind("out", storage_type(t), Access::ReadWrite);
-    let main = format!("{MAIN_HEADER}    let e = i / {k}u;\n    switch (i % {k}u) {{\n{cases}        default: {{}}\n    }}\n}}\n");
+    let main = format!(
+        "{MAIN_HEADER}    let e = i / {k}u;\n    switch (i % {k}u) {{\n{cases}        default: {{}}\n    }}\n}}\n"
+    );
     w.finish(format!("interleave_{k}_{}", t.name()), &main)
 }
 
 /// `dst[i] = src[i]` for 32-bit elements: the bandwidth baseline of the benchmarks.
 pub fn copy() -> Kernel {
-    simple("copy", &[("src", "u32", Access::Read), ("dst", "u32", Access::ReadWrite)], "    dst[i] = src[i];\n")
+    simple(
+        "copy",
+        &[("src", "u32", Access::Read), ("dst", "u32", Access::ReadWrite)],
+        "    dst[i] = src[i];\n",
+    )
 }
 
 /// Counts to `p[2]` in one thread: an adapter that stops loops early (llvmpipe before Mesa

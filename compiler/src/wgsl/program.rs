@@ -55,7 +55,16 @@ fn block_kernels(f: &Function, block: &Block, push: &mut dyn FnMut(TextRange, Ke
                     vars.iter().enumerate().map(|(k, &v)| operand(f, v, first + k, false)).collect()
                 };
                 let (inputs, init) = (operands(inputs, 0), operands(init, inputs.len()));
-                let looped = LoopKernel { function: f, params, inputs: &inputs, state, init: &init, shared, cond, body };
+                let looped = LoopKernel {
+                    function: f,
+                    params,
+                    inputs: &inputs,
+                    state,
+                    init: &init,
+                    shared,
+                    cond,
+                    body,
+                };
                 if let Ok(kernel) = looped.kernel() {
                     push(stmt.span, kernel);
                 }
@@ -110,7 +119,8 @@ fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
             kernels
         }
         Op::Interleave { parts, .. } => {
-            let parts: Vec<Operand> = parts.iter().enumerate().map(|(k, &v)| operand(f, v, k, false)).collect();
+            let parts: Vec<Operand> =
+                parts.iter().enumerate().map(|(k, &v)| operand(f, v, k, false)).collect();
             vec![prims::interleave(&parts)]
         }
         Op::Scatter { index, src, .. } => vec![
@@ -137,7 +147,9 @@ fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
             kernels.extend(scan_kernels(*rop, e(0), true));
             match op_init(op) {
                 None => kernels.push(prims::segment_last(e(0), &prims::empty_value(*rop, e(0)))),
-                Some(Some(init)) => kernels.push(prims::scan_shift(*rop, e(0), true, operand(f, init, 0, false))),
+                Some(Some(init)) => {
+                    kernels.push(prims::scan_shift(*rop, e(0), true, operand(f, init, 0, false)))
+                }
                 Some(None) => {}
             }
             kernels

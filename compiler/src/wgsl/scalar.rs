@@ -171,7 +171,13 @@ pub fn scalar_op(
     }
 }
 
-fn binary(op: BinaryOp, a: &str, b: &str, ty: Scalar, helpers: &mut BTreeSet<Helper>) -> Result<ScalarCode, NotScalar> {
+fn binary(
+    op: BinaryOp,
+    a: &str,
+    b: &str,
+    ty: Scalar,
+    helpers: &mut BTreeSet<Helper>,
+) -> Result<ScalarCode, NotScalar> {
     use BinaryOp::*;
     let int = matches!(ty, Scalar::I32 | Scalar::I64);
     let wide = ty == Scalar::I64 || ty == Scalar::F64;
@@ -198,7 +204,8 @@ fn binary(op: BinaryOp, a: &str, b: &str, ty: Scalar, helpers: &mut BTreeSet<Hel
             (call(helper, name), Some(format!("({b} == {})", zero(ty))))
         }
         FloorDiv | Mod => {
-            let (helper, name) = if wide { (Helper::DivModF64, "divmod_f64") } else { (Helper::DivModF32, "divmod_f32") };
+            let (helper, name) =
+                if wide { (Helper::DivModF64, "divmod_f64") } else { (Helper::DivModF32, "divmod_f32") };
             let field = if op == FloorDiv { "x" } else { "y" };
             (format!("{}.{field}", call(helper, name)), None)
         }
@@ -275,7 +282,13 @@ fn one(ty: Scalar) -> &'static str {
     }
 }
 
-fn math(f: MathFn, a: &str, b: &str, ty: Scalar, helpers: &mut BTreeSet<Helper>) -> Result<ScalarCode, NotScalar> {
+fn math(
+    f: MathFn,
+    a: &str,
+    b: &str,
+    ty: Scalar,
+    helpers: &mut BTreeSet<Helper>,
+) -> Result<ScalarCode, NotScalar> {
     let float = matches!(ty, Scalar::F32 | Scalar::F64);
     let wide = ty == Scalar::F64;
     let mut call2 = |helper: Helper, name: &str| {
@@ -302,8 +315,14 @@ fn math(f: MathFn, a: &str, b: &str, ty: Scalar, helpers: &mut BTreeSet<Helper>)
         MathFn::Min | MathFn::Max if !float => {
             format!("{}({a}, {b})", if f == MathFn::Min { "min" } else { "max" })
         }
-        MathFn::Min => call2(if wide { Helper::MinF64 } else { Helper::MinF32 }, if wide { "min_f64" } else { "min_f32" }),
-        MathFn::Max => call2(if wide { Helper::MaxF64 } else { Helper::MaxF32 }, if wide { "max_f64" } else { "max_f32" }),
+        MathFn::Min => call2(
+            if wide { Helper::MinF64 } else { Helper::MinF32 },
+            if wide { "min_f64" } else { "min_f32" },
+        ),
+        MathFn::Max => call2(
+            if wide { Helper::MaxF64 } else { Helper::MaxF32 },
+            if wide { "max_f64" } else { "max_f32" },
+        ),
     };
     Ok(ScalarCode { value: Some(value), fails: None })
 }
@@ -314,7 +333,9 @@ fn check_fails(check: &Check, args: &[String], types: &[Scalar]) -> Result<Strin
     let int = |k: usize| -> String {
         let arg = args.get(k).cloned().unwrap_or_default();
         match types.get(k) {
-            Some(&t) if t != widest && matches!(t, Scalar::I32 | Scalar::I64) => format!("{}({arg})", wgsl_type(widest)),
+            Some(&t) if t != widest && matches!(t, Scalar::I32 | Scalar::I64) => {
+                format!("{}({arg})", wgsl_type(widest))
+            }
             _ => arg,
         }
     };
@@ -358,10 +379,46 @@ fn helper_text(helper: Helper) -> String {
         Helper::MaxF32 => extreme("max_f32", "f32", "b > a || (b != b && a == a)"),
         Helper::MinF64 => extreme("min_f64", "f64", "b < a || (a != a && b == b)"),
         Helper::MaxF64 => extreme("max_f64", "f64", "b > a || (b != b && a == a)"),
-        Helper::CastF32I32 => saturate("cast_f32_i32", "f32", "i32", "2147483648.0f", "-2147483648.0f", "2147483647i", "(-2147483647i - 1i)", "0i"),
-        Helper::CastF64I32 => saturate("cast_f64_i32", "f64", "i32", "2147483648.0lf", "-2147483648.0lf", "2147483647i", "(-2147483647i - 1i)", "0i"),
-        Helper::CastF32I64 => saturate("cast_f32_i64", "f32", "i64", "9223372036854775808.0f", "-9223372036854775808.0f", "9223372036854775807li", "(-9223372036854775807li - 1li)", "0li"),
-        Helper::CastF64I64 => saturate("cast_f64_i64", "f64", "i64", "9223372036854775808.0lf", "-9223372036854775808.0lf", "9223372036854775807li", "(-9223372036854775807li - 1li)", "0li"),
+        Helper::CastF32I32 => saturate(
+            "cast_f32_i32",
+            "f32",
+            "i32",
+            "2147483648.0f",
+            "-2147483648.0f",
+            "2147483647i",
+            "(-2147483647i - 1i)",
+            "0i",
+        ),
+        Helper::CastF64I32 => saturate(
+            "cast_f64_i32",
+            "f64",
+            "i32",
+            "2147483648.0lf",
+            "-2147483648.0lf",
+            "2147483647i",
+            "(-2147483647i - 1i)",
+            "0i",
+        ),
+        Helper::CastF32I64 => saturate(
+            "cast_f32_i64",
+            "f32",
+            "i64",
+            "9223372036854775808.0f",
+            "-9223372036854775808.0f",
+            "9223372036854775807li",
+            "(-9223372036854775807li - 1li)",
+            "0li",
+        ),
+        Helper::CastF64I64 => saturate(
+            "cast_f64_i64",
+            "f64",
+            "i64",
+            "9223372036854775808.0lf",
+            "-9223372036854775808.0lf",
+            "9223372036854775807li",
+            "(-9223372036854775807li - 1li)",
+            "0li",
+        ),
         Helper::Erf => ERF.to_string(),
         Helper::Random => RANDOM.to_string(),
     }
@@ -456,7 +513,16 @@ fn extreme(name: &str, ty: &str, take_b: &str) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn saturate(name: &str, from: &str, to: &str, hi: &str, lo: &str, max: &str, min: &str, zero: &str) -> String {
+fn saturate(
+    name: &str,
+    from: &str,
+    to: &str,
+    hi: &str,
+    lo: &str,
+    max: &str,
+    min: &str,
+    zero: &str,
+) -> String {
     format!(
         "fn {name}(x: {from}) -> {to} {{
     if (x != x) {{ return {zero}; }}

@@ -17,7 +17,9 @@ fn valid(kernel: &Kernel) {
 fn supports(op: ReduceOp, elem: Scalar) -> bool {
     match op {
         ReduceOp::Add | ReduceOp::Mul => !matches!(elem, Scalar::Bool),
-        ReduceOp::And | ReduceOp::Or | ReduceOp::Xor => matches!(elem, Scalar::Bool | Scalar::I32 | Scalar::I64),
+        ReduceOp::And | ReduceOp::Or | ReduceOp::Xor => {
+            matches!(elem, Scalar::Bool | Scalar::I32 | Scalar::I64)
+        }
         ReduceOp::Min | ReduceOp::Max => true,
     }
 }
@@ -63,7 +65,9 @@ fn every_element_wise_op_validates() {
     for ty in [I32, I64, F32, F64] {
         let int = matches!(ty, I32 | I64);
         let cmp = [BinaryOp::Eq, BinaryOp::Ne, BinaryOp::Lt, BinaryOp::Le, BinaryOp::Gt, BinaryOp::Ge];
-        for b in [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::FloorDiv, BinaryOp::Mod, BinaryOp::Pow] {
+        for b in
+            [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::FloorDiv, BinaryOp::Mod, BinaryOp::Pow]
+        {
             ops.push((Op::Binary(b, 0, 1), vec![ty, ty], Some(ty)));
         }
         let float = if ty == I64 || ty == F64 { F64 } else { F32 };
