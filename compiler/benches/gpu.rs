@@ -21,6 +21,7 @@ use weft_compiler::gpu::{self, GValue};
 use weft_compiler::ir::{Op, ReduceOp};
 use weft_compiler::runtime::{Binding, DeviceBuffer, Gpu};
 use weft_compiler::types::Scalar;
+use weft_compiler::wgsl::prims::{BLOCK, ITEMS};
 use weft_compiler::wgsl::{Access, Kernel};
 use weft_compiler::{Database, SourceFile, driver, interp};
 
@@ -102,29 +103,34 @@ fn hand_gather() -> Kernel {
     )
 }
 
-/// Each workgroup sums 1,024 elements: four per thread, then a tree in workgroup memory.
+/// Each workgroup sums `BLOCK` elements: `ITEMS` per thread, 256 apart, then a tree in
+/// workgroup memory.
 fn hand_reduce() -> Kernel {
     kernel(
         "hand_reduce",
         &[("src", "f32", Access::Read), ("dst", "f32", Access::ReadWrite)],
-        "var<workgroup> s: array<f32, 256>;
+        &format!(
+            "var<workgroup> s: array<f32, 256>;
 //MAIN    let block = wid.x + wid.y * nwg.x;
-    let base = block * 1024u + lid * 4u;
     var acc = 0.0;
-    for (var k = 0u; k < 4u; k++) { if (base + k < p[0]) { acc += src[base + k]; } }
+    for (var k = 0u; k < {ITEMS}u; k++) {{
+        let i = block * {BLOCK}u + k * 256u + lid;
+        if (i < p[0]) {{ acc += src[i]; }}
+    }}
     s[lid] = acc;
     workgroupBarrier();
-    for (var d = 128u; d > 0u; d >>= 1u) {
-        if (lid < d) { s[lid] += s[lid + d]; }
+    for (var d = 128u; d > 0u; d >>= 1u) {{
+        if (lid < d) {{ s[lid] += s[lid + d]; }}
         workgroupBarrier();
-    }
-    if (lid == 0u) { dst[block] = s[0]; }
-",
+    }}
+    if (lid == 0u) {{ dst[block] = s[0]; }}
+"
+        ),
     )
 }
 
-/// Scans blocks of 1,024 `i32` (four per thread, Hillis–Steele over the threads), writing
-/// each block's total.
+/// Scans blocks of `BLOCK` `i32` (`ITEMS` consecutive ones per thread, Hillis–Steele over the
+/// threads), writing each block's total.
 fn hand_scan_blocks() -> Kernel {
     kernel(
         "hand_scan_blocks",
@@ -133,29 +139,31 @@ fn hand_scan_blocks() -> Kernel {
             ("dst", "i32", Access::ReadWrite),
             ("sums", "i32", Access::ReadWrite),
         ],
-        "var<workgroup> t: array<i32, 256>;
+        &format!(
+            "var<workgroup> t: array<i32, 256>;
 //MAIN    let block = wid.x + wid.y * nwg.x;
-    let base = block * 1024u + lid * 4u;
-    var v: array<i32, 4>;
+    let base = block * {BLOCK}u + lid * {ITEMS}u;
+    var v: array<i32, {ITEMS}>;
     var acc = 0i;
-    for (var k = 0u; k < 4u; k++) {
-        if (base + k < p[0]) { acc += src[base + k]; }
+    for (var k = 0u; k < {ITEMS}u; k++) {{
+        if (base + k < p[0]) {{ acc += src[base + k]; }}
         v[k] = acc;
-    }
+    }}
     t[lid] = acc;
     workgroupBarrier();
-    for (var d = 1u; d < 256u; d <<= 1u) {
+    for (var d = 1u; d < 256u; d <<= 1u) {{
         var left = 0i;
-        if (lid >= d) { left = t[lid - d]; }
+        if (lid >= d) {{ left = t[lid - d]; }}
         workgroupBarrier();
         t[lid] += left;
         workgroupBarrier();
-    }
+    }}
     var carry = 0i;
-    if (lid > 0u) { carry = t[lid - 1u]; }
-    for (var k = 0u; k < 4u; k++) { if (base + k < p[0]) { dst[base + k] = v[k] + carry; } }
-    if (lid == 255u) { sums[block] = t[255]; }
-",
+    if (lid > 0u) {{ carry = t[lid - 1u]; }}
+    for (var k = 0u; k < {ITEMS}u; k++) {{ if (base + k < p[0]) {{ dst[base + k] = v[k] + carry; }} }}
+    if (lid == 255u) {{ sums[block] = t[255]; }}
+"
+        ),
     )
 }
 
@@ -163,10 +171,12 @@ fn hand_add_carry() -> Kernel {
     kernel(
         "hand_add_carry",
         &[("dst", "i32", Access::ReadWrite), ("scanned", "i32", Access::Read)],
-        "//MAIN    let i = (wid.x + wid.y * nwg.x) * 256u + lid;
-    let block = i / 1024u;
-    if (i < p[0] && block > 0u) { dst[i] += scanned[block - 1u]; }
-",
+        &format!(
+            "//MAIN    let i = (wid.x + wid.y * nwg.x) * 256u + lid;
+    let block = i / {BLOCK}u;
+    if (i < p[0] && block > 0u) {{ dst[i] += scanned[block - 1u]; }}
+"
+        ),
     )
 }
 
@@ -192,14 +202,14 @@ impl Hand<'_> {
             .iter()
             .map(|(b, len)| Binding { buffer: (*b).clone(), bytes: (*len as u64 * 4).max(4) })
             .collect();
-        let blocks = (n as u64).div_ceil(1024);
+        let blocks = (n as u64).div_ceil(u64::from(BLOCK));
         self.gpu.dispatch_groups(kernel, blocks, n as u64, &[0; 4], &bindings).expect("launches");
     }
 
     fn reduce(&self, src: &Arc<DeviceBuffer>, n: usize) -> Arc<DeviceBuffer> {
         let (mut current, mut len) = (src.clone(), n);
         loop {
-            let blocks = len.div_ceil(1024);
+            let blocks = len.div_ceil(BLOCK as usize);
             let out = self.buffer(blocks as u64 * 4);
             self.launch_blocks(&hand_reduce(), len, &[(&current, len), (&out, blocks)]);
             if blocks == 1 {
@@ -211,7 +221,7 @@ impl Hand<'_> {
 
     fn scan(&self, src: &Arc<DeviceBuffer>, n: usize) -> Arc<DeviceBuffer> {
         let out = self.buffer(n as u64 * 4);
-        let blocks = n.div_ceil(1024);
+        let blocks = n.div_ceil(BLOCK as usize);
         let sums = self.buffer(blocks as u64 * 4);
         self.launch_blocks(&hand_scan_blocks(), n, &[(src, n), (&out, n), (&sums, blocks)]);
         if blocks > 1 {

@@ -96,7 +96,7 @@ pub fn call_with(
     layout: Layout,
 ) -> Result<Vec<Value>, Diagnostic> {
     let strided = layout == Layout::Strided;
-    let machine = CpuMachine { counters, loads: HashMap::new(), strided };
+    let machine = CpuMachine { counters, loads: LoadedFiles::default(), strided };
     Walker::new(program, host, machine).call_function(func, args, TextRange::default())
 }
 
@@ -108,7 +108,7 @@ fn at(fail: Fail, span: TextRange) -> Diagnostic {
 struct CpuMachine<'h> {
     counters: &'h mut Counters,
     /// Files loaded in this run, as the variables of their whole type.
-    loads: HashMap<(String, bool, Type), Vec<Value>>,
+    loads: LoadedFiles,
     strided: bool,
 }
 
@@ -130,7 +130,9 @@ impl Machine for CpuMachine<'_> {
         }
         let result = match (op, strided) {
             (_, Some(result)) => result,
-            (Op::Load { path, csv, ty, field }, None) => self.load(host, path, *csv, ty, *field).map(Some),
+            (Op::Load { path, csv, ty, field }, None) => {
+                self.loads.field(host, path, *csv, ty, *field).map(Some)
+            }
             (_, None) => {
                 // Written out once, in place, so that later reads share the vector.
                 for (&var, arg) in op.operands().iter().zip(args.iter_mut()) {
@@ -204,8 +206,34 @@ pub(crate) fn statement_error(stmt: &Stmt, vars: usize, frame: &Frame<Value>) ->
     }
 }
 
+/// Files loaded in a run, each read and parsed once, as the variables of their whole type.
+#[derive(Default)]
+pub(crate) struct LoadedFiles(HashMap<(String, bool, Type), Vec<Value>>);
+
+impl LoadedFiles {
+    /// Field `field` of the layout of a file of type `ty`.
+    pub(crate) fn field(
+        &mut self,
+        host: &mut dyn Host,
+        path: &str,
+        csv: bool,
+        ty: &Type,
+        field: usize,
+    ) -> Result<Value, Fail> {
+        let key = (path.to_string(), csv, ty.clone());
+        if !self.0.contains_key(&key) {
+            let vars = load_file(host, path, csv, ty)?;
+            self.0.insert(key.clone(), vars);
+        }
+        match self.0.get(&key).and_then(|vars| vars.get(field)) {
+            Some(v) => Ok(v.clone()),
+            None => kernels::internal(format!("field {field} of a loaded {ty}")),
+        }
+    }
+}
+
 /// The variables (`layout`'s order) of a whole file loaded by `load_npy` or `load_csv`.
-pub(crate) fn load_file(host: &mut dyn Host, path: &str, csv: bool, ty: &Type) -> Result<Vec<Value>, Fail> {
+fn load_file(host: &mut dyn Host, path: &str, csv: bool, ty: &Type) -> Result<Vec<Value>, Fail> {
     let bytes = host
         .read_file(path)
         .map_err(|e| Fail { code: Code::DataLoadError, message: format!("cannot read `{path}`: {e}") })?;
@@ -231,25 +259,5 @@ impl CpuMachine<'_> {
         let entry = c.per_op.entry(op.name()).or_insert((0, 0));
         entry.0 += 1;
         entry.1 += elements;
-    }
-
-    /// Field `field` of the layout of a loaded file, read and parsed once per run.
-    fn load(
-        &mut self,
-        host: &mut dyn Host,
-        path: &str,
-        csv: bool,
-        ty: &Type,
-        field: usize,
-    ) -> Result<Value, Fail> {
-        let key = (path.to_string(), csv, ty.clone());
-        if !self.loads.contains_key(&key) {
-            let vars = load_file(host, path, csv, ty)?;
-            self.loads.insert(key.clone(), vars);
-        }
-        match self.loads.get(&key).and_then(|vars| vars.get(field)) {
-            Some(v) => Ok(v.clone()),
-            None => kernels::internal(format!("field {field} of a loaded {ty}")),
-        }
     }
 }

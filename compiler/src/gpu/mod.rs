@@ -25,7 +25,7 @@ mod value;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use rowan::TextRange;
@@ -36,7 +36,7 @@ use crate::diagnostics::{Code, Diagnostic};
 use crate::interp::Host;
 use crate::ir::{Check, Function, Op, Program, Stmt, StmtKind, VarId};
 use crate::runtime::{Binding, DeviceBuffer, Gpu, GpuError, NO_ERROR, Stats};
-use crate::types::{Scalar, Type};
+use crate::types::Scalar;
 use crate::wgsl::{self, Operand};
 
 pub use self::value::{DeviceVec, GValue};
@@ -167,7 +167,9 @@ pub(crate) struct GpuMachine<'g, 'r> {
     record: Arc<DeviceBuffer>,
     report: &'r mut Report,
     pending: Vec<Pending>,
-    loads: HashMap<(String, bool, Type), Vec<cpu::Value>>,
+    loads: cpu::LoadedFiles,
+    /// Compact layouts of segment descriptors built this run (`prims`).
+    layouts: Vec<prims::CompactLayout>,
 }
 
 fn gpu_error(e: GpuError, span: TextRange) -> Diagnostic {
@@ -177,7 +179,14 @@ fn gpu_error(e: GpuError, span: TextRange) -> Diagnostic {
 impl<'g, 'r> GpuMachine<'g, 'r> {
     fn new(gpu: &'g Gpu, report: &'r mut Report) -> Result<Self, GpuError> {
         let record = gpu.error_record()?;
-        Ok(GpuMachine { gpu, record, report, pending: Vec::new(), loads: HashMap::new() })
+        Ok(GpuMachine {
+            gpu,
+            record,
+            report,
+            pending: Vec::new(),
+            loads: cpu::LoadedFiles::default(),
+            layouts: Vec::new(),
+        })
     }
 
     /// The bindings of a launch that may fail: the error record last.
@@ -421,28 +430,6 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         entry.0 += 1;
         entry.1 += elements;
     }
-
-    fn load(
-        &mut self,
-        host: &mut dyn Host,
-        path: &str,
-        csv: bool,
-        ty: &Type,
-        field: usize,
-        span: TextRange,
-    ) -> R<GValue> {
-        let key = (path.to_string(), csv, ty.clone());
-        if !self.loads.contains_key(&key) {
-            let vars =
-                cpu::load_file(host, path, csv, ty).map_err(|e| Diagnostic::new(e.code, span, e.message))?;
-            self.loads.insert(key.clone(), vars);
-        }
-        let value = self.loads.get(&key).and_then(|vars| vars.get(field)).cloned();
-        match value {
-            Some(v) => self.upload(v, span),
-            None => Err(internal_at(format!("field {field} of a loaded {ty}"), span)),
-        }
-    }
 }
 
 fn stmt_name(stmt: &Stmt) -> String {
@@ -484,7 +471,11 @@ impl Machine for GpuMachine<'_, '_> {
         let on_device = args.iter().any(|a| matches!(a, GValue::Device(_)));
         let stmt = Stmt { kind: StmtKind::Op { dest: None, op: op.clone() }, span };
         let result = match op {
-            Op::Load { path, csv, ty, field } => self.load(host, path, *csv, ty, *field, span).map(Some),
+            Op::Load { path, csv, ty, field } => {
+                let value = self.loads.field(host, path, *csv, ty, *field);
+                let value = value.map_err(|e| Diagnostic::new(e.code, span, e.message))?;
+                self.upload(value, span).map(Some)
+            }
             Op::Length(_) => match &args[0] {
                 GValue::Device(v) => Ok(Some(GValue::Host(ScalarValue::I32(v.len as i32)))),
                 GValue::Host(_) => Err(internal_at("the length of a scalar", span)),

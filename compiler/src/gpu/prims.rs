@@ -7,6 +7,8 @@
 //! flagged at segment heads. The total length of the compact layout sizes allocations, so it
 //! is read back, once per segmented op.
 
+use std::sync::Arc;
+
 use rowan::TextRange;
 
 use crate::control::{Frame, R, get, internal_at};
@@ -263,12 +265,22 @@ impl GpuMachine<'_, '_> {
         Ok(usize::try_from(total).unwrap_or(0))
     }
 
-    /// The compact layout of segments of `lengths`: where each starts, and the total.
+    /// The compact layout of segments of `lengths`: where each starts, and the total. Built
+    /// once per lengths vector: a nested program asks for the same descriptor's layout many
+    /// times (its ids, its positions, each segmented reduction over it).
     fn compact(&mut self, lengths: &DeviceVec, span: TextRange) -> R<(DeviceVec, usize)> {
+        if let Some(known) = self.layouts.iter().find(|l| l.describes(lengths)) {
+            return Ok((known.starts.clone(), known.total));
+        }
         let ends = self.scan_inclusive(ReduceOp::Add, lengths, None, span)?;
         let total = self.last_count(&ends, span)?;
         let starts =
             self.map(&Op::Binary(BinaryOp::Sub, 0, 1), &[ends, lengths.clone()], Scalar::I32, span)?;
+        if self.layouts.len() >= LAYOUTS_KEPT {
+            self.layouts.remove(0);
+        }
+        let layout = CompactLayout { lengths: lengths.clone(), starts: starts.clone(), total, ids: None };
+        self.layouts.push(layout);
         Ok((starts, total))
     }
 
@@ -280,10 +292,17 @@ impl GpuMachine<'_, '_> {
         total: usize,
         span: TextRange,
     ) -> R<DeviceVec> {
+        if let Some(ids) = self.layouts.iter().find(|l| l.describes(lengths)).and_then(|l| l.ids.clone()) {
+            return Ok(ids);
+        }
         let heads = self.fill(&GValue::Host(ScalarValue::I32(0)), total, span)?;
         let bindings = [lengths.binding(), starts.binding(), heads.binding()];
         self.launch(&prims::segment_heads(), lengths.len, &[], &bindings, span)?;
-        self.scan_inclusive(ReduceOp::Max, &heads, None, span)
+        let ids = self.scan_inclusive(ReduceOp::Max, &heads, None, span)?;
+        if let Some(layout) = self.layouts.iter_mut().find(|l| l.describes(lengths)) {
+            layout.ids = Some(ids.clone());
+        }
+        Ok(ids)
     }
 
     /// An element-wise op that cannot fail, over device vectors of one length.
@@ -412,6 +431,24 @@ impl GpuMachine<'_, '_> {
         }
         let (results, _) = cpu::element_loop_stmt(stmt, f.vars.len(), &host_frame)?;
         results.into_iter().map(|v| self.upload(v, stmt.span)).collect()
+    }
+}
+
+/// How many compact layouts a run keeps.
+const LAYOUTS_KEPT: usize = 16;
+
+/// The compact layout of one lengths vector. Holding `lengths` keeps its buffer alive, so no
+/// other vector can take its place (and be mistaken for it) while the entry exists.
+pub(super) struct CompactLayout {
+    lengths: DeviceVec,
+    starts: DeviceVec,
+    total: usize,
+    ids: Option<DeviceVec>,
+}
+
+impl CompactLayout {
+    fn describes(&self, lengths: &DeviceVec) -> bool {
+        Arc::ptr_eq(&self.lengths.buffer, &lengths.buffer) && self.lengths.len == lengths.len
     }
 }
 

@@ -437,9 +437,21 @@ impl Gpu {
     /// batch, so a thread's later submission (a read) must not overtake the batch that holds
     /// its earlier work.
     fn submit_locked(&self, batch: &mut Batch) -> R<()> {
-        let batch = std::mem::take(batch);
         if batch.commands.is_empty() {
             return Ok(());
+        }
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        self.encode(std::mem::take(batch), &mut encoder);
+        self.queue.submit([encoder.finish()]);
+        lock(&self.stats).submissions += 1;
+        Ok(())
+    }
+
+    /// Records a batch's launches and copies into `encoder` (wgpu keeps what they use alive
+    /// until the work is done).
+    fn encode(&self, batch: Batch, encoder: &mut wgpu::CommandEncoder) {
+        if batch.commands.is_empty() {
+            return;
         }
         let params = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("parameters"),
@@ -448,7 +460,6 @@ impl Gpu {
             mapped_at_creation: false,
         });
         self.queue.write_buffer(&params, 0, &batch.params);
-        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
         for command in &batch.commands {
             match command {
                 Command::Dispatch { pipeline, bindings, params: offset, groups } => {
@@ -489,9 +500,6 @@ impl Gpu {
                 }
             }
         }
-        self.queue.submit([encoder.finish()]);
-        lock(&self.stats).submissions += 1;
-        Ok(())
     }
 
     /// A new error record: one word, `NO_ERROR` until a kernel bound to it fails. Each run
@@ -523,8 +531,8 @@ impl Gpu {
         bytes: u64,
         record: &Arc<DeviceBuffer>,
     ) -> R<(Vec<u8>, u32)> {
+        // The batch and the copy go in one submission, under the batch lock.
         let mut batch = lock(&self.batch);
-        self.submit_locked(&mut batch)?;
         let padded = bytes.next_multiple_of(4);
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("read-back"),
@@ -533,6 +541,7 @@ impl Gpu {
             mapped_at_creation: false,
         });
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        self.encode(std::mem::take(&mut *batch), &mut encoder);
         encoder.copy_buffer_to_buffer(record.raw(), 0, &staging, 0, 4);
         if padded > 0 {
             encoder.copy_buffer_to_buffer(buffer.raw(), offset, &staging, 4, padded);

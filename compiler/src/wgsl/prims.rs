@@ -17,8 +17,9 @@ use crate::types::Scalar;
 use super::scalar::storage_type;
 use super::{Access, Kernel, MAIN_HEADER, Operand, Writer};
 
-/// Elements per thread in a block.
-pub const ITEMS: u32 = 4;
+/// Elements per thread in a block. Workgroup barriers are the expensive part of a pass (on
+/// llvmpipe each one is a coroutine switch), so a thread takes 16 elements: 4,096 per block.
+pub const ITEMS: u32 = 16;
 /// Elements per workgroup of a reduce or scan pass.
 pub const BLOCK: u32 = super::WORKGROUP * ITEMS;
 
@@ -69,28 +70,37 @@ fn suffix(op: ReduceOp, elem: Scalar) -> String {
     format!("{}_{}", op.name(), elem.name())
 }
 
-/// The workgroup id and the first element of the block, for kernels with barriers: they
-/// must not return early, so threads past the end only skip their loads and stores.
-const BLOCK_HEADER: &str = "@compute @workgroup_size(256)
+/// The workgroup id and the block's first element, for kernels with barriers: they must not
+/// return early, so threads past the end only skip their loads and stores.
+fn block_header() -> String {
+    format!(
+        "@compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+        @builtin(local_invocation_index) lid: u32) {{
     let block = wid.x + wid.y * nwg.x;
-    let base = block * 1024u + lid * 4u;
-";
+    let start = block * {BLOCK}u;
+    let live = start < max(p[0], 1u);
+"
+    )
+}
 
-/// One pass of a reduction: block `b` of `src` (of `p[0]` elements) to `dst[b]`.
+/// One pass of a reduction: block `b` of `src` (of `p[0]` elements) to `dst[b]`. Thread `t`
+/// reads elements `t`, `t + 256`, ... of its block (coalesced), then a tree combines the
+/// threads.
 pub fn reduce_blocks(op: ReduceOp, elem: Scalar) -> Kernel {
     let t = storage_type(elem);
     let (combine, id) = combine(op, elem);
+    let header = block_header();
     let source = format!(
         "@group(0) @binding(0) var<storage, read> p: array<u32>;
 @group(0) @binding(1) var<storage, read> src: array<{t}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<{t}>;
 var<workgroup> partial: array<{t}, 256>;
 {combine}
-{BLOCK_HEADER}    var acc: {t} = {id};
-    for (var k = 0u; k < 4u; k++) {{
-        if (base + k < p[0]) {{ acc = combine(acc, src[base + k]); }}
+{header}    var acc: {t} = {id};
+    for (var k = 0u; k < {ITEMS}u; k++) {{
+        let i = start + k * 256u + lid;
+        if (i < p[0]) {{ acc = combine(acc, src[i]); }}
     }}
     partial[lid] = acc;
     workgroupBarrier();
@@ -98,7 +108,7 @@ var<workgroup> partial: array<{t}, 256>;
         if (lid < s) {{ partial[lid] = combine(partial[lid], partial[lid + s]); }}
         workgroupBarrier();
     }}
-    if (lid == 0u && block * 1024u < max(p[0], 1u)) {{ dst[block] = partial[0]; }}
+    if (lid == 0u && live) {{ dst[block] = partial[0]; }}
 }}
 "
     );
@@ -110,91 +120,97 @@ var<workgroup> partial: array<{t}, 256>;
 }
 
 /// One pass of a scan: each block of `src` scanned inclusively into `dst`, with its total in
-/// `sums[b]`. Segmented, it reads head flags and also writes, per block, whether any element
-/// is a head (`sum_flags`) and where the first head is (`first_head`, 1024 if none).
+/// `sums[b]`. Thread `t` scans `ITEMS` consecutive elements, Hillis–Steele combines the
+/// threads' totals, and each thread adds the total before it. Segmented, it reads head flags
+/// and also writes, per block, whether any element is a head (`sum_flags`) and where the first
+/// head is (`first_head`, `BLOCK` if none); unsegmented, none of that is generated.
 pub fn scan_blocks(op: ReduceOp, elem: Scalar, segmented: bool) -> Kernel {
     let t = storage_type(elem);
     let (combine, id) = combine(op, elem);
-    let mut bindings = vec![Access::Read];
-    let mut decls = format!(
-        "@group(0) @binding(0) var<storage, read> p: array<u32>;\n@group(0) @binding(1) var<storage, read> src: array<{t}>;\n"
-    );
+    let mut w = Writer::new();
+    w.bind("src", t, Access::Read);
     if segmented {
-        bindings.push(Access::Read);
-        decls.push_str("@group(0) @binding(2) var<storage, read> flags: array<u32>;\n");
+        w.bind("flags", "u32", Access::Read);
     }
-    let o = bindings.len() + 1;
-    bindings.extend([Access::ReadWrite, Access::ReadWrite]);
-    decls.push_str(&format!(
-        "@group(0) @binding({o}) var<storage, read_write> dst: array<{t}>;\n@group(0) @binding({}) var<storage, read_write> sums: array<{t}>;\n",
-        o + 1
+    w.bind("dst", t, Access::ReadWrite);
+    w.bind("sums", t, Access::ReadWrite);
+    if segmented {
+        w.bind("sum_flags", "u32", Access::ReadWrite);
+        w.bind("first_head", "u32", Access::ReadWrite);
+    }
+    let header = block_header();
+    // The code that only a segmented scan has, by where it goes.
+    let seg = |text: &str| if segmented { text.to_string() } else { String::new() };
+    let shared = seg("var<workgroup> tf: array<u32, 256>;\nvar<workgroup> first: atomic<u32>;\n");
+    let init = seg(&format!(
+        "    if (lid == 0u) {{ atomicStore(&first, {BLOCK}u); }}\n    workgroupBarrier();\n    var seen: array<u32, {ITEMS}>;\n    var f = 0u;\n"
     ));
-    if segmented {
-        bindings.extend([Access::ReadWrite, Access::ReadWrite]);
-        decls.push_str(&format!(
-            "@group(0) @binding({}) var<storage, read_write> sum_flags: array<u32>;\n@group(0) @binding({}) var<storage, read_write> first_head: array<u32>;\n",
-            o + 2,
-            o + 3
-        ));
-    }
-    let flag = if segmented { "flags[base + k]" } else { "0u" };
-    let seg_tail = if segmented {
-        "    if (lid == 255u) { sum_flags[block] = tf[255]; }
-    if (lid == 0u) { first_head[block] = atomicLoad(&first); }
+    let element = if segmented {
+        format!(
+            "        var head = 0u;
+        if (i < n) {{ x = src[i]; head = flags[i]; }}
+        if (head != 0u) {{ acc = x; atomicMin(&first, lid * {ITEMS}u + k); }} else {{ acc = combine(acc, x); }}
+        f = f | head;
+        seen[k] = f;
+"
+        )
+    } else {
+        "        if (i < n) { x = src[i]; }\n        acc = combine(acc, x);\n".to_string()
+    };
+    let publish = seg("    tf[lid] = f;\n");
+    let step = if segmented {
+        "        var left_flag = 0u;
+        if (lid >= d) { left = tv[lid - d]; left_flag = tf[lid - d]; }
+        workgroupBarrier();
+        if (lid >= d) {
+            if (tf[lid] == 0u) { tv[lid] = combine(left, tv[lid]); }
+            tf[lid] = tf[lid] | left_flag;
+        }
 "
     } else {
-        ""
+        "        if (lid >= d) { left = tv[lid - d]; }
+        workgroupBarrier();
+        if (lid >= d) { tv[lid] = combine(left, tv[lid]); }
+"
     };
-    let source = format!(
-        "{decls}var<workgroup> tv: array<{t}, 256>;
-var<workgroup> tf: array<u32, 256>;
-var<workgroup> first: atomic<u32>;
-{combine}
-{BLOCK_HEADER}    let n = p[0];
-    if (lid == 0u) {{ atomicStore(&first, 1024u); }}
-    workgroupBarrier();
-    var vals: array<{t}, 4>;
-    var seen: array<u32, 4>;
+    let open =
+        if segmented { "if (seen[k] == 0u) { v = combine(carry, v); }" } else { "v = combine(carry, v);" };
+    let tail = seg("    if (lid == 255u && live) { sum_flags[block] = tf[255]; }
+    if (lid == 0u && live) { first_head[block] = atomicLoad(&first); }
+");
+    let main = format!(
+        "var<workgroup> tv: array<{t}, 256>;
+{shared}{combine}
+{header}    let n = p[0];
+    let base = start + lid * {ITEMS}u;
+{init}    var vals: array<{t}, {ITEMS}>;
     var acc: {t} = {id};
-    var f = 0u;
-    for (var k = 0u; k < 4u; k++) {{
+    for (var k = 0u; k < {ITEMS}u; k++) {{
+        let i = base + k;
         var x: {t} = {id};
-        var head = 0u;
-        if (base + k < n) {{ x = src[base + k]; head = {flag}; }}
-        if (head != 0u) {{ acc = x; atomicMin(&first, lid * 4u + k); }} else {{ acc = combine(acc, x); }}
-        f = f | head;
-        vals[k] = acc;
-        seen[k] = f;
+{element}        vals[k] = acc;
     }}
     tv[lid] = acc;
-    tf[lid] = f;
-    workgroupBarrier();
+{publish}    workgroupBarrier();
     for (var d = 1u; d < 256u; d = d << 1u) {{
         var left: {t} = {id};
-        var left_flag = 0u;
-        if (lid >= d) {{ left = tv[lid - d]; left_flag = tf[lid - d]; }}
-        workgroupBarrier();
-        if (lid >= d) {{
-            if (tf[lid] == 0u) {{ tv[lid] = combine(left, tv[lid]); }}
-            tf[lid] = tf[lid] | left_flag;
-        }}
-        workgroupBarrier();
+{step}        workgroupBarrier();
     }}
     var carry: {t} = {id};
     if (lid > 0u) {{ carry = tv[lid - 1u]; }}
-    for (var k = 0u; k < 4u; k++) {{
+    for (var k = 0u; k < {ITEMS}u; k++) {{
         if (base + k < n) {{
             var v = vals[k];
-            if (seen[k] == 0u) {{ v = combine(carry, v); }}
+            {open}
             dst[base + k] = v;
         }}
     }}
-    if (lid == 255u) {{ sums[block] = tv[255]; }}
-{seg_tail}}}
+    if (lid == 255u && live) {{ sums[block] = tv[255]; }}
+{tail}}}
 "
     );
     let kind = if segmented { "seg_scan_blocks" } else { "scan_blocks" };
-    Kernel { name: format!("{kind}_{}", suffix(op, elem)), source, bindings }
+    w.finish(format!("{kind}_{}", suffix(op, elem)), &main)
 }
 
 /// The last pass of a scan: block `b > 0` of `dst` combined with the scanned total of the
@@ -209,13 +225,14 @@ pub fn scan_add_carry(op: ReduceOp, elem: Scalar, segmented: bool) -> Kernel {
     let open = if segmented {
         bindings.push(Access::Read);
         decls.push_str("@group(0) @binding(3) var<storage, read> first_head: array<u32>;\n");
-        " && (i % 1024u) < first_head[block]"
+        " && (i % BLOCK) < first_head[block]"
     } else {
         ""
     };
     let source = format!(
         "{decls}{combine}
-{MAIN_HEADER}    let block = i / 1024u;
+const BLOCK: u32 = {BLOCK}u;
+{MAIN_HEADER}    let block = i / BLOCK;
     if (block > 0u{open}) {{ dst[i] = combine(scanned[block - 1u], dst[i]); }}
 }}
 "
