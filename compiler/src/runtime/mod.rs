@@ -441,15 +441,19 @@ impl Gpu {
             return Ok(());
         }
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        self.encode(std::mem::take(batch), &mut encoder);
+        let batch = std::mem::take(batch);
+        self.encode(&batch, &mut encoder);
         self.queue.submit([encoder.finish()]);
+        // Only now may the batch's buffers return to the pool: a buffer handed out earlier
+        // could get another thread's `write_buffer`, which the submission would run first.
+        drop(batch);
         lock(&self.stats).submissions += 1;
         Ok(())
     }
 
-    /// Records a batch's launches and copies into `encoder` (wgpu keeps what they use alive
-    /// until the work is done).
-    fn encode(&self, batch: Batch, encoder: &mut wgpu::CommandEncoder) {
+    /// Records a batch's launches and copies into `encoder`. The caller keeps the batch (and
+    /// so its buffers, out of the pool) until the encoder is submitted.
+    fn encode(&self, batch: &Batch, encoder: &mut wgpu::CommandEncoder) {
         if batch.commands.is_empty() {
             return;
         }
@@ -541,12 +545,14 @@ impl Gpu {
             mapped_at_creation: false,
         });
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        self.encode(std::mem::take(&mut *batch), &mut encoder);
+        let recorded = std::mem::take(&mut *batch);
+        self.encode(&recorded, &mut encoder);
         encoder.copy_buffer_to_buffer(record.raw(), 0, &staging, 0, 4);
         if padded > 0 {
             encoder.copy_buffer_to_buffer(buffer.raw(), offset, &staging, 4, padded);
         }
         let index = self.queue.submit([encoder.finish()]);
+        drop(recorded);
         drop(batch);
         let slice = staging.slice(..);
         let (tx, rx) = std::sync::mpsc::channel();
