@@ -172,7 +172,12 @@ pub(crate) struct GpuMachine<'g, 'r> {
     layouts: Vec<prims::CompactLayout>,
 }
 
+/// A device failure at the op's span: a rejected kernel is a compiler bug (E0499, naming the
+/// kernel), anything else a resource the device lacks (E0409).
 fn gpu_error(e: GpuError, span: TextRange) -> Diagnostic {
+    if e.is_internal() {
+        return Diagnostic::new(Code::InternalError, span, e.0);
+    }
     Diagnostic::new(Code::ResourceExhausted, span, format!("the GPU could not run this: {e}"))
 }
 

@@ -157,6 +157,17 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuError(pub String);
 
+impl GpuError {
+    /// A kernel that naga or the device rejected: a compiler bug, not the program's fault.
+    pub fn internal(what: impl std::fmt::Display) -> GpuError {
+        GpuError(format!("internal error: {what}"))
+    }
+
+    pub fn is_internal(&self) -> bool {
+        self.0.starts_with("internal error: ")
+    }
+}
+
 impl std::fmt::Display for GpuError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
@@ -293,7 +304,7 @@ impl Gpu {
             return Ok(p.clone());
         }
         let start = Instant::now();
-        let module = kernel.validate().map_err(|e| GpuError(format!("internal error: {e}")))?;
+        let module = kernel.validate().map_err(GpuError::internal)?;
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let shader = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(&kernel.name),
@@ -330,10 +341,7 @@ impl Gpu {
             cache: None,
         });
         if let Some(error) = pollster::block_on(scope.pop()) {
-            return Err(GpuError(format!(
-                "internal error: the device rejected kernel `{}`: {error}",
-                kernel.name
-            )));
+            return Err(GpuError::internal(format!("the device rejected kernel `{}`: {error}", kernel.name)));
         }
         let built = Arc::new(Pipeline { name: kernel.name.clone(), pipeline, layout });
         lock(&self.pipelines).insert(key, built.clone());
