@@ -152,6 +152,9 @@ fn stats_since(before: &Stats, after: &Stats) -> Stats {
     }
 }
 
+/// How many launches that may fail can wait for a read-back to check them.
+const PENDING_LIMIT: usize = 1024;
+
 /// A launch that may fail, kept until the host knows it did not.
 struct Pending {
     seq: u32,
@@ -201,11 +204,15 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     }
 
     /// The next sequence number for a launch that may fail, kept with what the CPU executor
-    /// needs to explain a failure.
-    fn expect_failure(&mut self, stmt: Stmt, vars: usize, operands: Vec<(VarId, GValue)>) -> u32 {
+    /// needs to explain a failure. A long run of launches that no read-back checked is
+    /// checked first, so that the operands kept for them do not pile up.
+    fn expect_failure(&mut self, stmt: Stmt, vars: usize, operands: Vec<(VarId, GValue)>) -> R<u32> {
+        if self.pending.len() >= PENDING_LIMIT {
+            self.sync(stmt.span)?;
+        }
         let seq = self.pending.len() as u32;
         self.pending.push(Pending { seq, stmt, vars, operands });
-        seq
+        Ok(seq)
     }
 
     /// Raises the first recorded failure, if any: the host must not use a value read back in
@@ -379,8 +386,12 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         let mut params = vec![0u32; wgsl::FIRST_SCALAR];
         let mut bindings = Vec::new();
         let operands = self.operands(args, whole, &mut params, &mut bindings, span)?;
-        let kernel = wgsl::map_kernel(op, &operands, dest)
-            .map_err(|e| internal_at(format!("{} has no kernel: {}", op.name(), e.0), span))?;
+        let Ok(kernel) = wgsl::map_kernel(op, &operands, dest) else {
+            // An op WGSL cannot express (`erf` of `f64`): the CPU executor runs it.
+            self.note_on_cpu(op);
+            self.sync(span)?;
+            return self.on_cpu(op, args, span);
+        };
         let out = match dest {
             Some(elem) => {
                 let mut out = self.alloc(elem, n, span)?;
@@ -395,7 +406,7 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
                 Some(seq) => seq,
                 None => {
                     let operands = op.operands().into_iter().zip(args.iter().cloned()).collect();
-                    self.expect_failure(stmt.clone(), 0, operands)
+                    self.expect_failure(stmt.clone(), 0, operands)?
                 }
             };
             bindings = self.with_record(bindings);
@@ -413,7 +424,7 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
             return Err(internal_at("partition check operands", stmt.span));
         };
         let operands = op.operands().into_iter().zip(args.iter().cloned()).collect();
-        let seq = self.expect_failure(stmt.clone(), 0, operands);
+        let seq = self.expect_failure(stmt.clone(), 0, operands)?;
         let negative = Op::Check(Check::NonNegative { n: 0, what: String::new() });
         self.element_wise(stmt, &negative, std::slice::from_ref(lengths), None, Some(seq))?;
         let what = crate::ir::LengthCheck::Equal(String::new());
@@ -476,22 +487,25 @@ impl Machine for GpuMachine<'_, '_> {
         let on_device = args.iter().any(|a| matches!(a, GValue::Device(_)));
         let stmt = Stmt { kind: StmtKind::Op { dest: None, op: op.clone() }, span };
         let result = match op {
-            Op::Load { path, csv, ty, field } => {
-                let value = self.loads.field(host, path, *csv, ty, *field);
-                let value = value.map_err(|e| Diagnostic::new(e.code, span, e.message))?;
-                self.upload(value, span).map(Some)
-            }
+            Op::Load { path, csv, ty, field } => match self.loads.field(host, path, *csv, ty, *field) {
+                Ok(value) => self.upload(value, span).map(Some),
+                Err(e) => {
+                    self.sync(span)?;
+                    Err(Diagnostic::new(e.code, span, e.message))
+                }
+            },
             Op::Length(_) => match &args[0] {
                 GValue::Device(v) => Ok(Some(GValue::Host(ScalarValue::I32(v.len as i32)))),
                 GValue::Host(_) => Err(internal_at("the length of a scalar", span)),
             },
             _ if !on_device && !matches!(op, Op::Replicate { .. } | Op::Iota { .. }) => {
-                // Host scalars alone: the host computes, but only once the device has said
-                // that nothing before failed, so that errors come in program order.
-                if matches!(op, Op::Check(_)) {
+                // Host scalars alone: the host computes. Its error counts only once the device
+                // has said that nothing before failed, so that errors come in program order.
+                let result = self.on_cpu(op, &args, span);
+                if result.is_err() {
                     self.sync(span)?;
                 }
-                self.on_cpu(op, &args, span)
+                result
             }
             _ if is_element_wise(op) => self.element_wise(&stmt, op, &args, dest, None),
             Op::Check(Check::PartitionLengths { .. }) => {

@@ -405,7 +405,7 @@ impl GpuMachine<'_, '_> {
         reads.dedup();
         let operands =
             reads.iter().filter_map(|&v| get(frame, v, span).ok().map(|value| (v, value))).collect();
-        words[1] = self.expect_failure(stmt.clone(), f.vars.len(), operands);
+        words[1] = self.expect_failure(stmt.clone(), f.vars.len(), operands)?;
         let bindings = self.with_record(bindings);
         self.launch(&kernel, n, &words, &bindings, span)?;
         Ok(outs)

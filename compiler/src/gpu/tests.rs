@@ -326,6 +326,27 @@ fn element_wise_ops_keep_the_interpreters_semantics() {
             &format!("{op:?} on f32"),
         );
     }
+    // An infinite divisor leaves the dividend as the remainder, as CPython's `fmod` does.
+    let finite = Value::vector(Buffer::F32(vec![5.0, -5.0, 7.0, -7.0]));
+    let infinite =
+        Value::vector(Buffer::F32(vec![f32::NEG_INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY]));
+    for op in [BinaryOp::FloorDiv, BinaryOp::Mod] {
+        let args = [finite.clone(), infinite.clone()];
+        check(&gpu, &Op::Binary(op, 0, 1), &args, Some(Scalar::F32), &format!("{op:?} by an infinity"));
+    }
+    let (p, q) = (
+        Value::vector(Buffer::Bool(vec![false, false, true, true])),
+        Value::vector(Buffer::Bool(vec![false, true, false, true])),
+    );
+    for op in [BinaryOp::Lt, BinaryOp::Le, BinaryOp::Gt, BinaryOp::Ge, BinaryOp::Eq, BinaryOp::BitXor] {
+        check(
+            &gpu,
+            &Op::Binary(op, 0, 1),
+            &[p.clone(), q.clone()],
+            Some(Scalar::Bool),
+            &format!("{op:?} on bool"),
+        );
+    }
     for f in [crate::ir::MathFn::Min, crate::ir::MathFn::Max] {
         check(&gpu, &Op::Math(f, vec![0, 1]), &[floats.clone(), others.clone()], Some(Scalar::F32), f.name());
     }

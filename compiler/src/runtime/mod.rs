@@ -120,8 +120,21 @@ pub struct Binding {
 }
 
 enum Command {
-    Dispatch { pipeline: Arc<Pipeline>, bindings: Vec<Binding>, params: usize, groups: (u32, u32) },
-    Copy { from: Arc<DeviceBuffer>, from_offset: u64, to: Arc<DeviceBuffer>, to_offset: u64, bytes: u64 },
+    /// `params` is the byte offset of its `words` parameter words in the batch's buffer.
+    Dispatch {
+        pipeline: Arc<Pipeline>,
+        bindings: Vec<Binding>,
+        params: usize,
+        words: usize,
+        groups: (u32, u32),
+    },
+    Copy {
+        from: Arc<DeviceBuffer>,
+        from_offset: u64,
+        to: Arc<DeviceBuffer>,
+        to_offset: u64,
+        bytes: u64,
+    },
 }
 
 #[derive(Default)]
@@ -303,6 +316,17 @@ impl Gpu {
         if let Some(p) = lock(&self.pipelines).get(&key) {
             return Ok(p.clone());
         }
+        for (ty, feature, name) in [
+            ("f64", wgpu::Features::SHADER_F64, "SHADER_F64"),
+            ("i64", wgpu::Features::SHADER_INT64, "SHADER_INT64"),
+        ] {
+            if kernel.source.contains(ty) && !self.features.contains(feature) {
+                return Err(GpuError(format!(
+                    "`{ty}` needs the adapter feature {name}, which {} does not have; run with --backend cpu",
+                    self.info.name
+                )));
+            }
+        }
         let start = Instant::now();
         let module = kernel.validate().map_err(GpuError::internal)?;
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -407,6 +431,7 @@ impl Gpu {
                 pipeline,
                 bindings: bindings.to_vec(),
                 params: offset,
+                words: words.len(),
                 groups: (x as u32, y as u32),
             });
             batch.commands.len() >= BATCH_LIMIT
@@ -474,8 +499,8 @@ impl Gpu {
         self.queue.write_buffer(&params, 0, &batch.params);
         for command in &batch.commands {
             match command {
-                Command::Dispatch { pipeline, bindings, params: offset, groups } => {
-                    let param_bytes = (batch.params.len() - offset).min(256) as u64;
+                Command::Dispatch { pipeline, bindings, params: offset, words, groups } => {
+                    let param_bytes = *words as u64 * 4;
                     let mut entries = vec![wgpu::BindGroupEntry {
                         binding: 0,
                         resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {

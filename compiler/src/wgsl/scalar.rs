@@ -234,6 +234,11 @@ fn binary(
         }
         Eq => (format!("({a} == {b})"), None),
         Ne => (format!("({a} != {b})"), None),
+        // WGSL does not order `bool`s; `false < true`, as in Python.
+        Lt if ty == Scalar::Bool => (format!("(!{a} && {b})"), None),
+        Le if ty == Scalar::Bool => (format!("(!{a} || {b})"), None),
+        Gt if ty == Scalar::Bool => (format!("({a} && !{b})"), None),
+        Ge if ty == Scalar::Bool => (format!("({a} || !{b})"), None),
         Lt => (format!("({a} < {b})"), None),
         Le => (format!("({a} <= {b})"), None),
         Gt => (format!("({a} > {b})"), None),
@@ -365,8 +370,12 @@ fn helper_text(helper: Helper) -> String {
         Helper::ModI32 => int_divmod("mod_i32", "i32", "r + b", "r", "0i"),
         Helper::FloorDivI64 => int_divmod("floor_div_i64", "i64", "q - 1li", "q", "0li"),
         Helper::ModI64 => int_divmod("mod_i64", "i64", "r + b", "r", "0li"),
-        Helper::DivModF32 => float_divmod("f32", "vec2<f32>", "f"),
-        Helper::DivModF64 => float_divmod("f64", "vec2<f64>", "lf"),
+        Helper::DivModF32 => {
+            float_divmod("f32", "vec2<f32>", "f", "(bitcast<u32>(b) & 0x7fffffffu) == 0x7f800000u")
+        }
+        Helper::DivModF64 => {
+            float_divmod("f64", "vec2<f64>", "lf", "abs(b) == f64(bitcast<f32>(0x7f800000u))")
+        }
         Helper::PowI32 => int_pow("i32", "i", "u32"),
         Helper::PowI64 => int_pow("i64", "li", "u64"),
         Helper::PowF32 => float_pow("f32", "f"),
@@ -432,12 +441,15 @@ fn int_divmod(name: &str, ty: &str, adjusted: &str, plain: &str, zero: &str) -> 
     )
 }
 
-/// CPython's `float_divmod`, as `interp::ops` has it.
-fn float_divmod(ty: &str, vec: &str, s: &str) -> String {
+/// CPython's `float_divmod`, as `interp::ops` has it. The remainder is `fmod`'s: exact (by
+/// a fused multiply-add) while the quotient fits the mantissa, `a` itself for an infinite `b`
+/// (tested on the bits: drivers may assume no value is infinite).
+fn float_divmod(ty: &str, vec: &str, s: &str, b_is_infinite: &str) -> String {
     format!(
         "fn divmod_{ty}(a: {ty}, b: {ty}) -> {vec} {{
     if (b == 0.0{s}) {{ return {vec}(floor(a / b), a - b * trunc(a / b)); }}
-    var m = a - b * trunc(a / b);
+    var m = fma(-b, trunc(a / b), a);
+    if ({b_is_infinite}) {{ m = a; }}
     var d = (a - m) / b;
     if (m != 0.0{s}) {{
         if ((b < 0.0{s}) != (m < 0.0{s})) {{ m = m + b; d = d - 1.0{s}; }}

@@ -100,6 +100,9 @@ fn every_element_wise_op_validates() {
         ops.push((Op::Select(0, 1, 2), vec![Bool, ty, ty], Some(ty)));
     }
     ops.push((Op::Unary(UnaryOp::Not, 0), vec![Bool], Some(Bool)));
+    for b in [BinaryOp::Lt, BinaryOp::Le, BinaryOp::Gt, BinaryOp::Ge, BinaryOp::Eq] {
+        ops.push((Op::Binary(b, 0, 1), vec![Bool, Bool], Some(Bool)));
+    }
     ops.push((Op::Binary(BinaryOp::BitXor, 0, 1), vec![Bool, Bool], Some(Bool)));
     ops.push((Op::RandomF32 { seed: 0, index: 1 }, vec![I32, I32], Some(F32)));
     ops.push((Op::RandomI32 { lo: 0, hi: 1, seed: 2, index: 3 }, vec![I32; 4], Some(I32)));
