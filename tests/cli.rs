@@ -135,3 +135,48 @@ fn dev_after_core_shows_specialised_functions() {
     let types = weft(&["dev", "--after", "types", &sample("quicksort.weft")]);
     assert!(String::from_utf8_lossy(&types.stdout).contains("def quicksort: Ord a => [a] -> [a]"));
 }
+
+#[test]
+fn wgsl_prints_validated_kernels_without_a_gpu() {
+    let out = weft(&["wgsl", &sample("dot_product.weft")]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("// kernel `map_mul_f32_f32_f32`, for `dotp"), "{stdout}");
+    assert!(stdout.contains("@compute @workgroup_size(256)"), "{stdout}");
+    assert!(stdout.contains("reduce_blocks_add_f32"), "{stdout}");
+}
+
+/// Whether a GPU test can run here; without an adapter it says it is skipped, unless
+/// `WEFT_REQUIRE_GPU=1` (CI), where a missing adapter fails it.
+fn has_gpu() -> bool {
+    let out = weft(&["devices"]);
+    if out.status.success() {
+        return true;
+    }
+    assert!(
+        std::env::var("WEFT_REQUIRE_GPU").map_or(true, |v| v != "1"),
+        "WEFT_REQUIRE_GPU=1 but `weft devices` finds no adapter: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("skipped: no GPU adapter; set WEFT_REQUIRE_GPU=1 to make this a failure");
+    false
+}
+
+#[test]
+fn devices_and_the_gpu_backend_with_its_profile() {
+    if !has_gpu() {
+        return;
+    }
+    let devices = String::from_utf8_lossy(&weft(&["devices"]).stdout).into_owned();
+    assert!(devices.contains("max_storage_buffer_binding_size"), "{devices}");
+    assert!(devices.lines().any(|l| l.starts_with("* ")), "the chosen adapter is marked: {devices}");
+    let out = weft(&["run", "--backend", "gpu", "--profile", &sample("prefix_sum.weft")]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let expected = weft(&["run", "--backend", "interp", &sample("prefix_sum.weft")]);
+    assert_eq!(out.stdout, expected.stdout, "the gpu prints what the interpreter prints");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("profile: adapter") && stderr.contains("launches"), "{stderr}");
+    let out = weft(&["run", "--backend", "gpu", &sample("errors/index_out_of_range.weft")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("index_out_of_range.weft:8:18"));
+}
