@@ -97,7 +97,9 @@ pub fn call_with(
 ) -> Result<Vec<Value>, Diagnostic> {
     let strided = layout == Layout::Strided;
     let machine = CpuMachine { counters, loads: LoadedFiles::default(), strided };
-    Walker::new(program, host, machine).call_function(func, args, TextRange::default())
+    let results = Walker::new(program, host, machine).call_function(func, args, TextRange::default())?;
+    // Callers see vectors: the strided layout stays inside the executor.
+    Ok(results.into_iter().map(Value::materialized).collect())
 }
 
 fn at(fail: Fail, span: TextRange) -> Diagnostic {
