@@ -249,16 +249,22 @@ fn load_file(host: &mut dyn Host, path: &str, csv: bool, ty: &Type) -> Result<Ve
 
 impl CpuMachine<'_> {
     fn count(&mut self, op: &Op, args: &[Value], result: Option<&Value>) {
-        let c = &mut *self.counters;
-        c.ops_run += 1;
-        let lens = args.iter().chain(result).filter_map(Value::vector_len);
-        let elements = lens.clone().max().unwrap_or(0) as u64;
-        let vector = lens.count() > 0;
-        if vector {
-            c.vector_ops += 1;
-            c.elements += elements;
+        self.counters.record_op(op, args.iter().chain(result).filter_map(Value::vector_len));
+    }
+}
+
+impl Counters {
+    /// One op run, given the lengths of its vector operands and result (none for an op on
+    /// scalars alone).
+    pub(crate) fn record_op(&mut self, op: &Op, vector_lens: impl Iterator<Item = usize>) {
+        self.ops_run += 1;
+        let (count, longest) = vector_lens.fold((0, 0), |(n, m), len| (n + 1, m.max(len)));
+        let elements = longest as u64;
+        if count > 0 {
+            self.vector_ops += 1;
+            self.elements += elements;
         }
-        let entry = c.per_op.entry(op.name()).or_insert((0, 0));
+        let entry = self.per_op.entry(op.name()).or_insert((0, 0));
         entry.0 += 1;
         entry.1 += elements;
     }

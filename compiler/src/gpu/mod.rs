@@ -434,17 +434,8 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     }
 
     fn count(&mut self, op: &Op, args: &[GValue], result: Option<&GValue>) {
-        let c = &mut self.report.counters;
-        c.ops_run += 1;
         let lens = args.iter().chain(result).filter_map(GValue::vector_len);
-        let elements = lens.clone().max().unwrap_or(0) as u64;
-        if lens.count() > 0 {
-            c.vector_ops += 1;
-            c.elements += elements;
-        }
-        let entry = c.per_op.entry(op.name()).or_insert((0, 0));
-        entry.0 += 1;
-        entry.1 += elements;
+        self.report.counters.record_op(op, lens);
     }
 }
 
