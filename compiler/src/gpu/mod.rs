@@ -11,8 +11,9 @@
 //! - element-wise ops and checks are one generated kernel (`wgsl::map_kernel`), element loops
 //!   one kernel each (`wgsl::LoopKernel`);
 //! - the others run the primitive library's passes (`prims`);
-//! - what has no GPU version yet (`SegSortPerm`, the whole-sequence checks, `load_*`) runs on
-//!   the CPU executor, and the profile says so.
+//! - `SegSortPerm` is a radix sort, `permute`'s check marks targets (`sort`);
+//! - what has no GPU version (64-bit sort keys, `load_*`) runs on the CPU executor, and the
+//!   profile says so.
 //!
 //! Run-time errors: a failing kernel records the op's sequence number on the device, and the
 //! host looks at the record with every read-back. When an op failed, the host reads that op's
@@ -20,6 +21,7 @@
 //! message and span.
 
 mod prims;
+mod sort;
 mod value;
 
 #[cfg(test)]
@@ -433,10 +435,29 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         Ok(())
     }
 
+    fn all_device(&self, values: &[GValue]) -> bool {
+        values.iter().all(|v| matches!(v, GValue::Device(_)))
+    }
+
+    /// Operands that must all be device arrays.
+    fn devices(&self, values: &[GValue], span: TextRange) -> R<Vec<DeviceVec>> {
+        values
+            .iter()
+            .map(|v| match v {
+                GValue::Device(d) => Ok(d.clone()),
+                GValue::Host(_) => Err(internal_at("a host scalar where a vector was expected", span)),
+            })
+            .collect()
+    }
+
     fn count(&mut self, op: &Op, args: &[GValue], result: Option<&GValue>) {
         let lens = args.iter().chain(result).filter_map(GValue::vector_len);
         self.report.counters.record_op(op, lens);
     }
+}
+
+fn elems(values: &[GValue]) -> Vec<Scalar> {
+    values.iter().map(GValue::elem).collect()
 }
 
 fn stmt_name(stmt: &Stmt) -> String {
@@ -501,6 +522,18 @@ impl Machine for GpuMachine<'_, '_> {
             _ if is_element_wise(op) => self.element_wise(&stmt, op, &args, dest, None),
             Op::Check(Check::PartitionLengths { .. }) => {
                 self.partition_check(&stmt, op, &args).map(|()| None)
+            }
+            Op::SegSortPerm { keys, .. }
+                if self.all_device(&args) && Self::sorts_on_device(&elems(&args[..keys.len()])) =>
+            {
+                let vecs = self.devices(&args, span)?;
+                let (keys, segs) = vecs.split_at(keys.len());
+                self.sort_positions(keys, &segs[0], &segs[1], span).map(|v| Some(GValue::Device(v)))
+            }
+            Op::Check(Check::Permutation { .. })
+                if self.all_device(&args) && args[0].elem() == Scalar::I32 =>
+            {
+                self.permutation_check(&stmt, &args).map(|()| None)
             }
             Op::SegSortPerm { .. } | Op::Check(_) => {
                 self.note_on_cpu(op);

@@ -141,7 +141,7 @@ impl GpuMachine<'_, '_> {
         Ok(Some(GValue::Device(result)))
     }
 
-    fn launch(
+    pub(super) fn launch(
         &self,
         kernel: &wgsl::Kernel,
         n: usize,
@@ -154,10 +154,19 @@ impl GpuMachine<'_, '_> {
         self.gpu.dispatch(kernel, n as u64, &words, bindings).map_err(|e| gpu_error(e, span))
     }
 
-    fn launch_blocks(&self, kernel: &wgsl::Kernel, n: usize, bindings: &[Binding], span: TextRange) -> R<()> {
+    /// A launch of one workgroup per `BLOCK` elements.
+    pub(super) fn launch_blocks(
+        &self,
+        kernel: &wgsl::Kernel,
+        n: usize,
+        params: &[u32],
+        bindings: &[Binding],
+        span: TextRange,
+    ) -> R<()> {
         let blocks = (n as u64).div_ceil(u64::from(prims::BLOCK));
-        let params = [0u32; wgsl::FIRST_SCALAR];
-        self.gpu.dispatch_groups(kernel, blocks, n as u64, &params, bindings).map_err(|e| gpu_error(e, span))
+        let mut words = params.to_vec();
+        words.resize(words.len().max(wgsl::FIRST_SCALAR), 0);
+        self.gpu.dispatch_groups(kernel, blocks, n as u64, &words, bindings).map_err(|e| gpu_error(e, span))
     }
 
     /// An operand that must be a device array.
@@ -169,7 +178,7 @@ impl GpuMachine<'_, '_> {
     }
 
     /// `n` copies of a scalar.
-    fn fill(&mut self, value: &GValue, n: usize, span: TextRange) -> R<DeviceVec> {
+    pub(super) fn fill(&mut self, value: &GValue, n: usize, span: TextRange) -> R<DeviceVec> {
         let mut params = vec![0; wgsl::FIRST_SCALAR];
         let mut bindings = Vec::new();
         let operands = self.operands(std::slice::from_ref(value), None, &mut params, &mut bindings, span)?;
@@ -180,7 +189,7 @@ impl GpuMachine<'_, '_> {
     }
 
     /// The inclusive scan of `src`, segmented by the head `flags` if given.
-    fn scan_inclusive(
+    pub(super) fn scan_inclusive(
         &mut self,
         op: ReduceOp,
         src: &DeviceVec,
@@ -207,7 +216,7 @@ impl GpuMachine<'_, '_> {
             }
             None => None,
         };
-        self.launch_blocks(&prims::scan_blocks(op, elem, flags.is_some()), n, &bindings, span)?;
+        self.launch_blocks(&prims::scan_blocks(op, elem, flags.is_some()), n, &[], &bindings, span)?;
         if blocks > 1 {
             let scanned = self.scan_inclusive(op, &sums, block_flags.as_ref().map(|(any, _)| any), span)?;
             let mut bindings = vec![out.binding(), scanned.binding()];
@@ -244,7 +253,7 @@ impl GpuMachine<'_, '_> {
             let blocks = current.len.div_ceil(prims::BLOCK as usize);
             let out = self.alloc(current.elem, blocks, span)?;
             let bindings = [current.binding(), out.binding()];
-            self.launch_blocks(&prims::reduce_blocks(op, current.elem), current.len, &bindings, span)?;
+            self.launch_blocks(&prims::reduce_blocks(op, current.elem), current.len, &[], &bindings, span)?;
             if blocks == 1 {
                 return Ok(DeviceVec { scalar: true, ..out });
             }
@@ -268,7 +277,7 @@ impl GpuMachine<'_, '_> {
     /// The compact layout of segments of `lengths`: where each starts, and the total. Built
     /// once per lengths vector: a nested program asks for the same descriptor's layout many
     /// times (its ids, its positions, each segmented reduction over it).
-    fn compact(&mut self, lengths: &DeviceVec, span: TextRange) -> R<(DeviceVec, usize)> {
+    pub(super) fn compact(&mut self, lengths: &DeviceVec, span: TextRange) -> R<(DeviceVec, usize)> {
         if let Some(known) = self.layouts.iter().find(|l| l.describes(lengths)) {
             return Ok((known.starts.clone(), known.total));
         }
@@ -285,7 +294,7 @@ impl GpuMachine<'_, '_> {
     }
 
     /// For each element of the compact layout, its segment.
-    fn segment_ids(
+    pub(super) fn segment_ids(
         &mut self,
         lengths: &DeviceVec,
         starts: &DeviceVec,

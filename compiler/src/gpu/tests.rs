@@ -459,3 +459,155 @@ fn the_adapter_runs_loops_to_the_end() {
         "this adapter stops loops early (llvmpipe before Mesa 25 stops at 65,535 iterations): install Mesa 25 from bookworm-backports"
     );
 }
+
+/// Keys in the orders a sort must handle: random, sorted, reverse-sorted and all equal.
+fn key_orders(n: usize, elem: Scalar) -> Vec<(&'static str, Value)> {
+    let random = values(n, elem);
+    let Value::Vector(b) = &random else { unreachable!("values gives vectors") };
+    let (sorted, reversed, equal) = match b.as_ref() {
+        Buffer::I32(x) => {
+            let mut s = x.clone();
+            s.sort_unstable();
+            let r = s.iter().rev().copied().collect();
+            (Buffer::I32(s), Buffer::I32(r), Buffer::I32(vec![7; n]))
+        }
+        Buffer::F32(x) => {
+            let mut s = x.clone();
+            s.sort_unstable_by(f32::total_cmp);
+            let r = s.iter().rev().copied().collect();
+            (Buffer::F32(s), Buffer::F32(r), Buffer::F32(vec![-0.5; n]))
+        }
+        Buffer::Bool(x) => {
+            let mut s = x.clone();
+            s.sort_unstable();
+            let r = s.iter().rev().copied().collect();
+            (Buffer::Bool(s), Buffer::Bool(r), Buffer::Bool(vec![true; n]))
+        }
+        other => panic!("no key orders for {other:?}"),
+    };
+    vec![
+        ("random", random.clone()),
+        ("sorted", Value::vector(sorted)),
+        ("reversed", Value::vector(reversed)),
+        ("equal", Value::vector(equal)),
+    ]
+}
+
+#[test]
+fn radix_sort_matches_the_cpus_stable_sort() {
+    let Some(gpu) = device() else { return };
+    fastrand::seed(23);
+    let whole = |n: usize| (Value::i32s(vec![0]), Value::i32s(vec![n as i32]));
+    for elem in [Scalar::I32, Scalar::F32, Scalar::Bool] {
+        for n in SIZES {
+            for (order, keys) in key_orders(n, elem) {
+                let (offsets, lengths) = whole(n);
+                let sort = Op::SegSortPerm { keys: vec![0], segs: Segs { offsets: 1, lengths: 2 } };
+                let what = format!("sort of {n} {order} {}", elem.name());
+                check(&gpu, &sort, &[keys.clone(), offsets, lengths], Some(Scalar::I32), &what);
+                let (offsets, lengths) = segments(60, n);
+                check(
+                    &gpu,
+                    &sort,
+                    &[keys, offsets, lengths],
+                    Some(Scalar::I32),
+                    &format!("segmented {what}"),
+                );
+            }
+        }
+    }
+    // Tuples: the first key decides, ties go to the next.
+    for n in [0, 300, 5_000, 70_000] {
+        let sort = Op::SegSortPerm { keys: vec![0, 1, 2], segs: Segs { offsets: 3, lengths: 4 } };
+        let keys = [
+            Value::i32s(random_i32s(n, -3, 3)),
+            Value::vector(Buffer::F32(random_f32s(n))),
+            values(n, Scalar::Bool),
+        ];
+        let (offsets, lengths) = whole(n);
+        let mut args = keys.to_vec();
+        args.extend([offsets, lengths]);
+        check(&gpu, &sort, &args, Some(Scalar::I32), &format!("tuple sort of {n}"));
+        let (offsets, lengths) = segments(200, n);
+        args.truncate(3);
+        args.extend([offsets, lengths]);
+        check(&gpu, &sort, &args, Some(Scalar::I32), &format!("segmented tuple sort of {n}"));
+    }
+}
+
+#[test]
+fn radix_sort_orders_floats_as_total_cmp_does() {
+    let Some(gpu) = device() else { return };
+    let special =
+        [0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN, 1.5, -1.5, f32::MIN_POSITIVE];
+    let keys: Vec<f32> = (0..5_000).map(|i| special[i % special.len()]).collect();
+    let sort = Op::SegSortPerm { keys: vec![0], segs: Segs { offsets: 1, lengths: 2 } };
+    let args = [Value::vector(Buffer::F32(keys)), Value::i32s(vec![0]), Value::i32s(vec![5_000])];
+    check(&gpu, &sort, &args, Some(Scalar::I32), "sort of special floats");
+}
+
+#[test]
+fn radix_sort_on_a_grid_narrower_than_its_blocks() {
+    let Some(gpu) = device() else { return };
+    fastrand::seed(29);
+    gpu.limit_grid_width(3);
+    let n = 40_000;
+    let sort = Op::SegSortPerm { keys: vec![0], segs: Segs { offsets: 1, lengths: 2 } };
+    let (offsets, lengths) = segments(300, n);
+    check(
+        &gpu,
+        &sort,
+        &[values(n, Scalar::I32), offsets, lengths],
+        Some(Scalar::I32),
+        "narrow segmented sort",
+    );
+}
+
+#[test]
+fn radix_sort_of_more_than_65535_workgroups() {
+    let Some(gpu) = device() else { return };
+    fastrand::seed(31);
+    // Past one grid row for the element-wise passes (65,536 workgroups of 256, and more).
+    let n = 65_536 * 256 + 1_000;
+    let keys: Vec<i32> = (0..n).map(|_| fastrand::i32(-50_000..50_000)).collect();
+    let sort = Op::SegSortPerm { keys: vec![0], segs: Segs { offsets: 1, lengths: 2 } };
+    let args = [Value::i32s(keys.clone()), Value::i32s(vec![0]), Value::i32s(vec![n as i32])];
+    let Some(Value::Vector(order)) = on_gpu(&gpu, &sort, &args, Some(Scalar::I32)).expect("the sort runs")
+    else {
+        panic!("the sort gives a vector")
+    };
+    let Buffer::I32(order) = order.as_ref() else { panic!("the sort gives positions") };
+    assert_eq!(order.len(), n);
+    // A stable sort, checked directly: every position once, keys in order, ties by position.
+    let mut seen = vec![false; n];
+    for &p in order {
+        assert!(!std::mem::replace(&mut seen[p as usize], true), "position {p} appears twice");
+    }
+    for pair in order.windows(2) {
+        let (a, b) = (pair[0] as usize, pair[1] as usize);
+        assert!((keys[a], a) < (keys[b], b), "positions {a} and {b} are out of order");
+    }
+}
+
+#[test]
+fn permutation_check_on_the_device() {
+    let Some(gpu) = device() else { return };
+    let check_op = Op::Check(Check::Permutation { index: 0, segs: Segs { offsets: 1, lengths: 2 } });
+    let run = |index: Vec<i32>, offsets: Vec<i32>, lengths: Vec<i32>| {
+        on_gpu(&gpu, &check_op, &[Value::i32s(index), Value::i32s(offsets), Value::i32s(lengths)], None)
+    };
+    let ok = run(vec![2, 0, 1, 1, 0], vec![0, 3], vec![3, 2]);
+    assert!(ok.is_ok(), "two permutations pass: {ok:?}");
+    let big: Vec<i32> = (0..100_000).rev().collect();
+    assert!(run(big, vec![0], vec![100_000]).is_ok(), "a long permutation passes");
+    let error = run(vec![2, 0, 2, 1, 0], vec![0, 3], vec![3, 2]).expect_err("a repeat fails");
+    assert_eq!(error.code, Code::NotAPermutation);
+    assert_eq!(error.message, "permute index 2 appears more than once, so the indexes are not a permutation");
+    let error = run(vec![0, 1, 2, 1, 5], vec![0, 3], vec![3, 2]).expect_err("a target out of range fails");
+    assert_eq!(
+        error.message,
+        "permute index 5 is out of range for 2 elements, so the indexes are not a permutation"
+    );
+    let error = run(vec![-1, 0], vec![0], vec![2]).expect_err("a negative target fails");
+    assert_eq!(error.code, Code::NotAPermutation);
+}

@@ -21,6 +21,7 @@
 pub mod prims;
 pub mod program;
 pub mod scalar;
+pub mod sort;
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

@@ -72,7 +72,7 @@ fn suffix(op: ReduceOp, elem: Scalar) -> String {
 
 /// The workgroup id and the block's first element, for kernels with barriers: they must not
 /// return early, so threads past the end only skip their loads and stores.
-fn block_header() -> String {
+pub(super) fn block_header() -> String {
     format!(
         "@compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -467,7 +467,7 @@ pub fn loop_counter() -> Kernel {
 
 /// A kernel without helpers whose bindings are `arrays`, in order, and whose `main` is
 /// `MAIN_HEADER` followed by `body`.
-fn simple(name: &str, arrays: &[(&str, &str, Access)], body: &str) -> Kernel {
+pub(super) fn simple(name: &str, arrays: &[(&str, &str, Access)], body: &str) -> Kernel {
     let mut w = Writer::new();
     for (array, ty, access) in arrays {
         w.bind(array, ty, *access);

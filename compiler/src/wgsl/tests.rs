@@ -25,6 +25,20 @@ fn supports(op: ReduceOp, elem: Scalar) -> bool {
 }
 
 #[test]
+fn every_sort_kernel_validates() {
+    use super::sort::{self, SortKey};
+    let keys = [Scalar::I32, Scalar::F32, Scalar::Bool].map(SortKey::Data);
+    for key in keys.into_iter().chain([SortKey::Segment]) {
+        for carry_segments in [false, true] {
+            valid(&sort::radix_count(key, carry_segments));
+            valid(&sort::radix_scatter(key, carry_segments));
+        }
+    }
+    valid(&sort::source_positions());
+    valid(&sort::permutation_marks());
+}
+
+#[test]
 fn every_primitive_validates_for_every_type() {
     for elem in Scalar::ALL {
         for op in OPS.into_iter().filter(|&op| supports(op, elem)) {

@@ -1,0 +1,147 @@
+//! `SegSortPerm` and `permute`'s check on the device: the radix passes of `wgsl::sort`.
+//!
+//! A sort orders the source positions of the compact layout of its segments. Each key, last
+//! first, takes one pass per 4-bit digit; when there is more than one segment, the segment ids
+//! travel beside the positions and sort last, as the most significant key, so that every
+//! segment ends up in its own place of the compact layout, sorted. Nothing is read back but
+//! the layout's total, which `compact` reads once per descriptor anyway.
+
+use rowan::TextRange;
+
+use crate::control::{R, internal_at};
+use crate::cpu::ScalarValue;
+use crate::ir::{ReduceOp, Stmt, StmtKind};
+use crate::types::Scalar;
+use crate::wgsl::FIRST_SCALAR;
+use crate::wgsl::prims::BLOCK;
+use crate::wgsl::sort::{self, DIGIT_BITS, SortKey};
+
+use super::GpuMachine;
+use super::value::{DeviceVec, GValue};
+
+/// The positions being sorted, with their segment ids when there is more than one segment.
+struct Sorting {
+    order: DeviceVec,
+    segs: Option<DeviceVec>,
+}
+
+impl GpuMachine<'_, '_> {
+    /// Whether the device sorts keys of these types; otherwise the CPU executor does.
+    pub(super) fn sorts_on_device(keys: &[Scalar]) -> bool {
+        keys.iter().all(|&t| SortKey::Data(t).bits().is_some())
+    }
+
+    /// For each segment, the positions of its elements in stable order of `keys`, in the
+    /// compact layout.
+    pub(super) fn sort_positions(
+        &mut self,
+        keys: &[DeviceVec],
+        offsets: &DeviceVec,
+        lengths: &DeviceVec,
+        span: TextRange,
+    ) -> R<DeviceVec> {
+        let (starts, total) = self.compact(lengths, span)?;
+        let order = self.alloc(Scalar::I32, total, span)?;
+        if total == 0 {
+            return Ok(order);
+        }
+        let ids = self.segment_ids(lengths, &starts, total, span)?;
+        let bindings = [ids.binding(), offsets.binding(), starts.binding(), order.binding()];
+        self.launch(&sort::source_positions(), total, &[], &bindings, span)?;
+        let mut sorting = Sorting { order, segs: (lengths.len > 1).then_some(ids) };
+        for key in keys.iter().rev() {
+            let bits =
+                SortKey::Data(key.elem).bits().ok_or_else(|| internal_at("a 64-bit sort key", span))?;
+            sorting = self.sort_by(sorting, SortKey::Data(key.elem), Some(key), bits, span)?;
+        }
+        if sorting.segs.is_some() {
+            let bits = u32::BITS - (lengths.len as u32 - 1).leading_zeros();
+            sorting = self.sort_by(sorting, SortKey::Segment, None, bits, span)?;
+        }
+        Ok(sorting.order)
+    }
+
+    /// The radix passes over the low `bits` bits of one key.
+    fn sort_by(
+        &mut self,
+        mut sorting: Sorting,
+        key: SortKey,
+        data: Option<&DeviceVec>,
+        bits: u32,
+        span: TextRange,
+    ) -> R<Sorting> {
+        for shift in (0..bits).step_by(DIGIT_BITS as usize) {
+            sorting = self.radix_pass(&sorting, key, data, shift, span)?;
+        }
+        Ok(sorting)
+    }
+
+    /// One stable pass by the digit of `key` at `shift`.
+    fn radix_pass(
+        &mut self,
+        sorting: &Sorting,
+        key: SortKey,
+        data: Option<&DeviceVec>,
+        shift: u32,
+        span: TextRange,
+    ) -> R<Sorting> {
+        let n = sorting.order.len;
+        let blocks = n.div_ceil(BLOCK as usize);
+        let carry = sorting.segs.is_some();
+        let mut inputs = vec![sorting.order.binding()];
+        inputs.extend(sorting.segs.as_ref().map(DeviceVec::binding));
+        inputs.extend(data.map(DeviceVec::binding));
+        let params = [0, 0, shift, blocks as u32];
+        let hist = self.alloc(Scalar::I32, blocks << DIGIT_BITS, span)?;
+        let mut bindings = inputs.clone();
+        bindings.push(hist.binding());
+        self.launch_blocks(&sort::radix_count(key, carry), n, &params, &bindings, span)?;
+        let scanned = self.scan_inclusive(ReduceOp::Add, &hist, None, span)?;
+        let order = self.alloc(Scalar::I32, n, span)?;
+        let mut bindings = inputs;
+        bindings.extend([hist.binding(), scanned.binding(), order.binding()]);
+        let segs = match &sorting.segs {
+            Some(_) => {
+                let segs = self.alloc(Scalar::I32, n, span)?;
+                bindings.push(segs.binding());
+                Some(segs)
+            }
+            None => None,
+        };
+        self.launch_blocks(&sort::radix_scatter(key, carry), n, &params, &bindings, span)?;
+        Ok(Sorting { order, segs })
+    }
+
+    /// `permute`'s check (`stmt`, over `args`), by marking each target: a target out of
+    /// range, or marked twice, fails the launch.
+    pub(super) fn permutation_check(&mut self, stmt: &Stmt, args: &[GValue]) -> R<()> {
+        let span = stmt.span;
+        let [index, offsets, lengths] = &self.devices(args, span)?[..] else {
+            return Err(internal_at("permutation check operands", span));
+        };
+        let (starts, total) = self.compact(lengths, span)?;
+        if total == 0 {
+            return Ok(());
+        }
+        let ids = self.segment_ids(lengths, &starts, total, span)?;
+        let seen = self.fill(&GValue::Host(ScalarValue::I32(0)), total, span)?;
+        let bindings = [
+            ids.binding(),
+            offsets.binding(),
+            lengths.binding(),
+            starts.binding(),
+            index.binding(),
+            seen.binding(),
+        ];
+        let bindings = self.with_record(bindings.to_vec());
+        // The sequence number comes after the read-backs above, which would otherwise count
+        // this launch as checked before it ran.
+        let StmtKind::Op { op, .. } = &stmt.kind else {
+            return Err(internal_at("a permutation check that is not an op", span));
+        };
+        let operands = op.operands().into_iter().zip(args.iter().cloned()).collect();
+        let mut params = [0u32; FIRST_SCALAR];
+        params[1] = self.expect_failure(stmt.clone(), 0, operands)?;
+        self.launch(&sort::permutation_marks(), total, &params, &bindings, span)
+    }
+}
