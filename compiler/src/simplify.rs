@@ -30,6 +30,26 @@ pub fn simplify(program: &mut Program) {
     }
 }
 
+/// Removes every run-time check (`flatten::Options::without_checks`); `simplify` then removes
+/// what only the checks read.
+pub fn remove_checks(program: &mut Program) {
+    fn block(b: &mut Block) {
+        b.stmts.retain(|stmt| !matches!(stmt.kind, StmtKind::Op { op: Op::Check(_), .. }));
+        for stmt in &mut b.stmts {
+            if let StmtKind::If { then: x, otherwise: y, .. }
+            | StmtKind::While { cond: x, body: y, .. }
+            | StmtKind::ElementLoop { cond: x, body: y, .. } = &mut stmt.kind
+            {
+                block(x);
+                block(y);
+            }
+        }
+    }
+    for function in &mut program.functions {
+        block(&mut function.body);
+    }
+}
+
 /// Removes the ops that cannot fail and whose results no statement reads, until none is left.
 fn remove_dead_ops(body: &mut Block, vars: usize) {
     loop {

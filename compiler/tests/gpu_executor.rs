@@ -1,7 +1,7 @@
 //! The flattened program on the GPU executor behaves as the reference interpreter: every sample
 //! and feature program prints the same output (within the float tolerance), and every run-time
-//! error has the same code, message and span. `sort` (and `permute`'s check) run on the CPU
-//! executor until the GPU radix sort lands, and the run's report says so.
+//! error has the same code, message and span. Every sample runs wholly on the device, sort
+//! included. A program too large for the device gets a diagnostic, and the next one runs.
 //!
 //! Without a GPU adapter these tests say they are skipped; with `WEFT_REQUIRE_GPU=1` (CI) a
 //! missing adapter fails them.
@@ -98,4 +98,42 @@ fn every_sample_runs_wholly_on_the_device() {
         assert!(report.stats.launches > 0, "{} launched no kernel", path.display());
         assert!(report.on_cpu.is_empty(), "{}: {:?} ran on the cpu executor", path.display(), report.on_cpu);
     }
+}
+
+fn run_source(name: &str, source: String) -> Result<String, weft_compiler::diagnostics::Diagnostic> {
+    let db = Database::default();
+    let file = SourceFile::new(&db, name.into(), source);
+    let mut host = differential::CapturingHost { stdout: String::new() };
+    match driver::run_gpu_with(&db, file, flatten::Options::default(), &mut host) {
+        Ok(_) => Ok(host.stdout),
+        Err(driver::RunError::Runtime(d)) => Err(d),
+        Err(other) => panic!("{name} did not run: {other:?}"),
+    }
+}
+
+#[test]
+fn an_array_larger_than_the_device_allows_is_reported_and_the_next_program_runs() {
+    if !differential::gpu_available() {
+        return;
+    }
+    let limit = weft_compiler::gpu::shared_gpu().expect("a device").max_binding();
+    let n = limit / 4 + 1;
+    let source = format!("xs = [1.0 for i in range({n})]\nprint(sum(xs))\n");
+    let error = run_source("too_big.weft", source.clone()).expect_err("the array does not fit");
+    assert_eq!(error.code, weft_compiler::diagnostics::Code::ResourceExhausted);
+    assert!(
+        error.message.contains(&format!("an array of {n} f32 elements"))
+            && error.message.contains("storage binding limit"),
+        "the message names the array and the limit: {}",
+        error.message
+    );
+    let start = source.find('[').expect("the comprehension") as u32;
+    assert!(
+        error.range.start() >= start.into(),
+        "the error points into the comprehension: {:?}",
+        error.range
+    );
+    // The same process, and the same device, run the next program.
+    let out = run_source("small.weft", "xs = [1.0 for i in range(1000)]\nprint(sum(xs))\n".into());
+    assert_eq!(out.expect("the next program runs").trim(), "1000.0");
 }

@@ -61,11 +61,19 @@ pub struct Options {
     /// Check every index, those shape analysis proved in bounds too: the baseline for
     /// measuring what the proofs save.
     pub keep_index_checks: bool,
+    /// Leave out every run-time check (`ir::Check`): a program that should fail gives some
+    /// result instead. Only for measuring what the checks cost; no command offers it.
+    pub without_checks: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { sequential_inner: false, piece_size: DEFAULT_PIECE_SIZE, keep_index_checks: false }
+        Options {
+            sequential_inner: false,
+            piece_size: DEFAULT_PIECE_SIZE,
+            keep_index_checks: false,
+            without_checks: false,
+        }
     }
 }
 
@@ -265,6 +273,9 @@ impl<'c> Flattener<'c> {
         schedules.dedup();
         let mut program = ir::Program { functions, main: 0, schedules };
         debug_check(&program, "flatten")?;
+        if self.options.without_checks {
+            crate::simplify::remove_checks(&mut program);
+        }
         crate::simplify::simplify(&mut program);
         debug_check(&program, "simplify")?;
         Ok(program)

@@ -317,9 +317,16 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     }
 
     /// Allocates an array of `len` elements of `elem`.
+    /// A failure names the array (by its elements, and the span of the op that needs it) and
+    /// the limit it met.
     fn alloc(&self, elem: Scalar, len: usize, span: TextRange) -> R<DeviceVec> {
-        let buffer =
-            self.gpu.alloc(len as u64 * wgsl::scalar::storage_size(elem)).map_err(|e| gpu_error(e, span))?;
+        let bytes = len as u64 * wgsl::scalar::storage_size(elem);
+        let buffer = self.gpu.alloc(bytes).map_err(|e| {
+            let what =
+                format!("an array of {len} {} elements ({})", elem.name(), crate::runtime::byte_size(bytes));
+            Diagnostic::new(Code::ResourceExhausted, span, format!("the GPU has no room for {what}: {e}"))
+                .with_help("use smaller inputs, or run with `--backend cpu`")
+        })?;
         Ok(DeviceVec { buffer, len, elem, scalar: false })
     }
 

@@ -354,8 +354,10 @@ impl GpuMachine<'_, '_> {
         self.gpu.copy(&dst.buffer, 0, &out.buffer, 0, dst.bytes());
         let winners = self.fill(&GValue::Host(ScalarValue::I32(-1)), dst.len, span)?;
         let bindings = [index.binding(), winners.binding()];
-        self.launch(&prims::scatter_winners(index.elem), index.len, &[], &bindings, span)?;
+        let bound = [0, 0, dst.len as u32];
+        self.launch(&prims::scatter_winners(index.elem), index.len, &bound, &bindings, span)?;
         let mut params = vec![0; wgsl::FIRST_SCALAR];
+        params[2] = dst.len as u32;
         let mut bindings = vec![index.binding(), winners.binding()];
         let operands = self.operands(std::slice::from_ref(src), None, &mut params, &mut bindings, span)?;
         bindings.push(out.binding());

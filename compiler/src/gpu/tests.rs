@@ -611,3 +611,28 @@ fn permutation_check_on_the_device() {
     let error = run(vec![-1, 0], vec![0], vec![2]).expect_err("a negative target fails");
     assert_eq!(error.code, Code::NotAPermutation);
 }
+
+#[test]
+fn running_out_of_device_memory_is_an_error_and_the_device_goes_on() {
+    let Some(gpu) = device() else { return };
+    gpu.limit_memory(32 << 20);
+    let fill = Op::Replicate { value: 0, len: 1 };
+    let args = [Value::Scalar(ScalarValue::F32(1.0)), Value::Scalar(ScalarValue::I32(20_000_000))];
+    let error = on_gpu(&gpu, &fill, &args, Some(Scalar::F32)).expect_err("80 MB does not fit in 32 MiB");
+    assert_eq!(error.code, Code::ResourceExhausted);
+    assert!(
+        error.message.contains("an array of 20000000 f32 elements (76.3 MiB)")
+            && error.message.contains("out of device memory"),
+        "the message names the array and the limit: {}",
+        error.message
+    );
+    assert!(gpu.memory_in_use() <= 32 << 20, "{} bytes in use", gpu.memory_in_use());
+    let src = values(1_000_000, Scalar::I32);
+    check(
+        &gpu,
+        &Op::Scan { op: ReduceOp::Add, src: 0, init: None },
+        &[src],
+        Some(Scalar::I32),
+        "after running out",
+    );
+}

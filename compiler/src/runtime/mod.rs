@@ -11,7 +11,7 @@ mod adapters;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -81,11 +81,13 @@ impl std::fmt::Debug for DeviceBuffer {
     }
 }
 
-/// Free buffers by size (a power of two), kept for reuse up to `POOL_LIMIT` bytes.
+/// Free buffers by size (a power of two), kept for reuse up to `POOL_LIMIT` bytes, and the
+/// bytes of every buffer the runtime holds, in use or free.
 #[derive(Default)]
 struct Pool {
     free: HashMap<u64, Vec<wgpu::Buffer>>,
     bytes: u64,
+    live: u64,
 }
 
 const POOL_LIMIT: u64 = 1 << 30;
@@ -95,6 +97,8 @@ impl Pool {
         if self.bytes + size <= POOL_LIMIT {
             self.bytes += size;
             self.free.entry(size).or_default().push(buffer);
+        } else {
+            self.live -= size;
         }
     }
 
@@ -102,6 +106,13 @@ impl Pool {
         let buffer = self.free.get_mut(&size)?.pop()?;
         self.bytes -= size;
         Some(buffer)
+    }
+
+    /// Destroys the free buffers, to make room for a new one.
+    fn release_free(&mut self) {
+        self.free.clear();
+        self.live -= self.bytes;
+        self.bytes = 0;
     }
 }
 
@@ -158,6 +169,8 @@ pub struct Gpu {
     /// The most workgroups a launch puts in one grid row: the adapter's limit, or less for
     /// tests of the 2-D path.
     grid_width: AtomicU32,
+    /// `limit_memory`'s cap, in bytes.
+    memory_budget: AtomicU64,
     /// How long creating the device took: reported apart from compile times.
     pub device_time: Duration,
 }
@@ -219,6 +232,7 @@ impl Gpu {
             batch: Mutex::new(Batch::default()),
             stats: Mutex::new(Stats::default()),
             grid_width: AtomicU32::new(u32::MAX),
+            memory_budget: AtomicU64::new(u64::MAX),
             device_time: start.elapsed(),
         })
     }
@@ -245,31 +259,79 @@ impl Gpu {
         self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size)
     }
 
-    /// A buffer of at least `bytes` bytes, from the pool when one is free.
+    /// A buffer of at least `bytes` bytes, from the pool when one is free. A buffer larger
+    /// than one binding may cover, or one the device has no memory for (or that would pass
+    /// `limit_memory`'s budget), is an error that says so; the free buffers of the pool are
+    /// given up first, to make room.
     pub fn alloc(&self, bytes: u64) -> R<Arc<DeviceBuffer>> {
         if bytes > self.max_binding() {
             return Err(GpuError(format!(
-                "a buffer of {bytes} bytes is larger than this adapter's storage binding limit of {} bytes",
-                self.max_binding()
+                "{} is larger than this adapter's storage binding limit of {}",
+                byte_size(bytes),
+                byte_size(self.max_binding())
             )));
         }
         let size = bytes.max(256).next_power_of_two().min(self.max_binding().max(256));
         let size = size.max(bytes.next_multiple_of(4));
-        let buffer = match lock(&self.pool).take(size) {
-            Some(buffer) => buffer,
-            None => {
-                lock(&self.stats).buffers_created += 1;
-                self.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: None,
-                    size,
-                    usage: wgpu::BufferUsages::STORAGE
-                        | wgpu::BufferUsages::COPY_SRC
-                        | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                })
+        let mut pool = lock(&self.pool);
+        if let Some(buffer) = pool.take(size) {
+            return Ok(Arc::new(DeviceBuffer { buffer: Some(buffer), size, pool: self.pool.clone() }));
+        }
+        let budget = self.memory_budget.load(Ordering::Relaxed);
+        if pool.live + size > budget {
+            pool.release_free();
+        }
+        if pool.live + size > budget {
+            return Err(GpuError(format!(
+                "out of device memory: {} more does not fit, with {} in use of the {} allowed",
+                byte_size(size),
+                byte_size(pool.live),
+                byte_size(budget)
+            )));
+        }
+        let buffer = match self.create_buffer(size) {
+            Ok(buffer) => buffer,
+            Err(_) => {
+                pool.release_free();
+                self.create_buffer(size).map_err(|e| {
+                    GpuError(format!(
+                        "out of device memory: {} more does not fit, with {} in use ({e})",
+                        byte_size(size),
+                        byte_size(pool.live)
+                    ))
+                })?
             }
         };
+        pool.live += size;
+        lock(&self.stats).buffers_created += 1;
         Ok(Arc::new(DeviceBuffer { buffer: Some(buffer), size, pool: self.pool.clone() }))
+    }
+
+    /// A new buffer, or the device's out-of-memory error: caught in an error scope, which
+    /// would otherwise reach wgpu's handler of uncaptured errors, and that panics.
+    fn create_buffer(&self, size: u64) -> Result<wgpu::Buffer, wgpu::Error> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        match pollster::block_on(scope.pop()) {
+            Some(error) => Err(error),
+            None => Ok(buffer),
+        }
+    }
+
+    /// Bytes of the buffers the runtime holds, in use or free in the pool.
+    pub fn memory_in_use(&self) -> u64 {
+        lock(&self.pool).live
+    }
+
+    /// Caps the bytes of buffers the runtime holds at once, as if the device had only that
+    /// much memory: for tests of running out.
+    pub fn limit_memory(&self, bytes: u64) {
+        self.memory_budget.store(bytes, Ordering::Relaxed);
     }
 
     /// A new buffer holding `data`. The write lands before the next submitted batch.
@@ -629,5 +691,16 @@ impl Gpu {
         self.dispatch_groups(&kernel, 1, 1, &[0, 0, n, 0], &[Binding { buffer: out.clone(), bytes: 4 }])?;
         let (data, _) = self.read(&out, 0, 4, &out)?;
         Ok(u32::from_le_bytes([data[0], data[1], data[2], data[3]]))
+    }
+}
+
+/// `bytes` for people: `512 bytes`, `4.0 KiB`, `3.0 MiB`, `1.50 GiB`.
+pub fn byte_size(bytes: u64) -> String {
+    let x = bytes as f64;
+    match bytes {
+        0..1024 => format!("{bytes} bytes"),
+        1024..0x10_0000 => format!("{:.1} KiB", x / 1024.0),
+        0x10_0000..0x4000_0000 => format!("{:.1} MiB", x / 1024.0 / 1024.0),
+        _ => format!("{:.2} GiB", x / 1024.0 / 1024.0 / 1024.0),
     }
 }

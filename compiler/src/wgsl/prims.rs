@@ -385,12 +385,13 @@ pub fn pack_scatter(elem: Scalar) -> Kernel {
 }
 
 /// The first half of a scatter: for each destination, the last thread (in index order) that
-/// writes it, so that the last write wins as in the interpreter.
+/// writes it, so that the last write wins as in the interpreter. `p[2]` is the destination's
+/// length: an index out of range (which a check reports apart) writes nothing.
 pub fn scatter_winners(index: Scalar) -> Kernel {
     simple(
         &format!("scatter_winners_{}", index.name()),
         &[("index", storage_type(index), Access::Read), ("winner", "atomic<i32>", Access::ReadWrite)],
-        "    atomicMax(&winner[u32(index[i])], i32(i));\n",
+        "    let d = u32(index[i]);\n    if (d < p[2]) { atomicMax(&winner[d], i32(i)); }\n",
     )
 }
 
@@ -406,7 +407,7 @@ pub fn scatter_write(index: Scalar, src: Operand) -> Kernel {
     let value = super::scalar::to_storage(t, &value);
     let main = format!(
         "{MAIN_HEADER}    let d = u32(index[i]);
-    if (winner[d] == i32(i)) {{ out[d] = {value}; }}
+    if (d < p[2] && winner[d] == i32(i)) {{ out[d] = {value}; }}
 }}
 "
     );

@@ -146,7 +146,10 @@ pub fn scalar_op(
         Op::Math(f, _) => math(*f, &a(0), &a(1), t(0), helpers),
         Op::Gather { .. } => {
             let elem = result.ok_or_else(|| NotScalar("a gather without a result".into()))?;
-            value(from_storage(elem, &format!("{}[u32({})]", a(0), a(1))))
+            // The index check runs apart, and nothing waits for it: a bad index is clamped
+            // into the buffer, so that the gather does no harm before the failure is seen.
+            let src = a(0);
+            value(from_storage(elem, &format!("{src}[min(u32({}), arrayLength(&{src}) - 1u)]", a(1))))
         }
         Op::RandomF32 { .. } => {
             helpers.insert(Helper::Random);
