@@ -197,11 +197,9 @@ fn run(path: &Path, backend: Option<BackendArg>, profile: bool, options: flatten
     };
     let mut host = StdoutHost { out: std::io::BufWriter::new(std::io::stdout()) };
     let result = match backend {
-        Backend::Gpu => driver::run_gpu_with(&db, file, options, &mut host).map(|report| {
-            if profile {
-                print_profile(&report);
-            }
-        }),
+        Backend::Gpu if profile => driver::run_gpu_profiled(&db, file, options, &mut host)
+            .map(|report| print_profile(&report, file.text(&db))),
+        Backend::Gpu => driver::run_gpu_with(&db, file, options, &mut host).map(|_| ()),
         other => driver::run_with(&db, file, other, options, &mut host),
     };
     let _ = host.out.flush();
@@ -224,8 +222,10 @@ fn run(path: &Path, backend: Option<BackendArg>, profile: bool, options: flatten
     code
 }
 
-/// What `--profile` prints: the GPU executor's counts, on stderr.
-fn print_profile(report: &gpu::Report) {
+/// What `--profile` prints, on stderr: the GPU executor's counts, then kernel time, launches,
+/// read-backs and bytes by source range (the op or condition they ran for), by kernel, and by
+/// call depth.
+fn print_profile(report: &gpu::Report, text: &str) {
     let s = &report.stats;
     let mut out = String::new();
     if let Ok(device) = gpu::shared_gpu() {
@@ -242,15 +242,82 @@ fn print_profile(report: &gpu::Report) {
         s.pipelines_built,
         s.pipeline_time.as_secs_f64() * 1e3
     ));
-    let mut kernels: Vec<_> = s.per_kernel.iter().collect();
-    kernels.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    for (name, launches) in kernels {
-        out.push_str(&format!("  {launches:>8}  {name}\n"));
+    if let Some(profile) = &report.profile {
+        out.push_str(&profile_tables(profile, text));
+    }
+    if report.levels.len() > 2 {
+        out.push_str("  by call depth (1 is the top level):\n    depth     calls  launches  read-backs\n");
+        for (depth, level) in report.levels.iter().enumerate().skip(1) {
+            out.push_str(&format!(
+                "    {depth:>5} {:>9} {:>9} {:>11}\n",
+                level.calls, level.launches, level.read_backs
+            ));
+        }
     }
     for (op, count) in &report.on_cpu {
         out.push_str(&format!("  ran on the cpu executor ({count}x): {op}\n"));
     }
     let _ = std::io::stderr().write_all(out.as_bytes());
+}
+
+/// The profile's time and traffic by source range, then time and launches by kernel.
+fn profile_tables(profile: &weft_compiler::runtime::Profile, text: &str) -> String {
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+    let clock = match profile.clock {
+        weft_compiler::runtime::ProfileClock::Timestamps => "timestamp queries",
+        weft_compiler::runtime::ProfileClock::WallClock => "wall clock around each launch",
+    };
+    let total: Duration = profile.timings.iter().map(|t| t.time).sum();
+    let mut out = format!("  kernel time {:.3} ms ({clock})\n", total.as_secs_f64() * 1e3);
+    let mut by_source: BTreeMap<(u32, u32), Duration> = BTreeMap::new();
+    let mut by_kernel: BTreeMap<&str, (Duration, u64)> = BTreeMap::new();
+    for t in &profile.timings {
+        *by_source.entry(t.source).or_default() += t.time;
+        let k = by_kernel.entry(&t.kernel).or_default();
+        k.0 += t.time;
+        k.1 += 1;
+    }
+    let mut sources: Vec<_> = profile.sources.iter().collect();
+    sources.sort_by_key(|(range, traffic)| {
+        (
+            std::cmp::Reverse(by_source.get(*range).copied().unwrap_or_default()),
+            std::cmp::Reverse(traffic.launches),
+        )
+    });
+    let index = weft_compiler::line_index::LineIndex::new(text);
+    out.push_str("  by source:\n         ms  launches  read-backs     bytes moved  where\n");
+    for ((start, end), traffic) in sources {
+        let time = by_source.get(&(*start, *end)).copied().unwrap_or_default();
+        let at = index.line_col((*start).into());
+        let snippet: String = text
+            .get(*start as usize..*end as usize)
+            .unwrap_or("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let snippet = if snippet.chars().count() > 48 {
+            format!("{}…", snippet.chars().take(47).collect::<String>())
+        } else {
+            snippet
+        };
+        out.push_str(&format!(
+            "  {:>9.3} {:>9} {:>11} {:>15}  {}:{} {snippet}\n",
+            time.as_secs_f64() * 1e3,
+            traffic.launches,
+            traffic.read_backs,
+            traffic.bytes_bound + traffic.bytes_read_back,
+            at.line + 1,
+            at.col + 1
+        ));
+    }
+    let mut kernels: Vec<_> = by_kernel.into_iter().collect();
+    kernels.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(b.0)));
+    out.push_str("  by kernel:\n         ms  launches  kernel\n");
+    for (name, (time, launches)) in kernels {
+        out.push_str(&format!("  {:>9.3} {launches:>9}  {name}\n", time.as_secs_f64() * 1e3));
+    }
+    out
 }
 
 /// The gpu executor on a GPU adapter that is not a CPU (lavapipe and llvmpipe only when asked

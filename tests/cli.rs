@@ -176,6 +176,19 @@ fn devices_and_the_gpu_backend_with_its_profile() {
     assert_eq!(out.stdout, expected.stdout, "the gpu prints what the interpreter prints");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("profile: adapter") && stderr.contains("launches"), "{stderr}");
+    // Kernel time by source range, by kernel and by call depth.
+    assert!(stderr.contains("kernel time") && stderr.contains("by kernel:"), "{stderr}");
+    let by_source = stderr.split("by source:").nth(1).expect("a table by source");
+    let first_row = by_source.lines().nth(2).expect("a row");
+    let where_ = first_row.split_whitespace().nth(4).expect("a line:column");
+    let (line, column) = where_.split_once(':').expect("line:column");
+    assert!(line.parse::<u32>().is_ok() && column.parse::<u32>().is_ok(), "{first_row}");
+    let ms: f64 = first_row.split_whitespace().next().and_then(|t| t.parse().ok()).expect("a time");
+    assert!(ms > 0.0, "the costliest source range took time: {first_row}");
+    let out = weft(&["run", "--backend", "gpu", "--profile", &sample("quicksort.weft")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let depths = stderr.split("by call depth").nth(1).expect("quicksort recurses: a table by depth");
+    assert!(depths.lines().count() > 10, "{depths}");
     let out = weft(&["run", "--backend", "gpu", &sample("errors/index_out_of_range.weft")]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("index_out_of_range.weft:8:18"));

@@ -56,6 +56,9 @@ pub(crate) trait Machine {
     fn to_host(&mut self, values: Vec<Self::Value>, span: TextRange) -> R<Vec<cpu::Value>>;
 
     fn counters(&mut self) -> &mut Counters;
+
+    /// The walker entered or left a call: `depth` calls are now open.
+    fn call_depth(&mut self, _depth: usize) {}
 }
 
 /// Runs a program's functions on a machine.
@@ -163,8 +166,10 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
         let depth = self.depth as u64;
         let counters = self.machine.counters();
         counters.max_call_depth = counters.max_call_depth.max(depth);
+        self.machine.call_depth(self.depth);
         let result = crate::ensure_stack(|| self.run_block(f, &mut frame, &f.body));
         self.depth -= 1;
+        self.machine.call_depth(self.depth);
         result
     }
 

@@ -125,6 +125,18 @@ pub fn run_gpu_with(
     gpu::run(device, &program, host).map_err(RunError::Runtime)
 }
 
+/// `run_gpu_with`, timing every kernel (`gpu::Report::profile`).
+pub fn run_gpu_profiled(
+    db: &dyn Db,
+    file: SourceFile,
+    options: flatten::Options,
+    host: &mut dyn interp::Host,
+) -> Result<gpu::Report, RunError> {
+    let program = flat_program_with(db, file, options).map_err(RunError::Compile)?;
+    let device = gpu::shared_gpu().map_err(|e| RunError::NoDevice(e.0))?;
+    gpu::run_profiled(device, &program, host).map_err(RunError::Runtime)
+}
+
 /// The passes `weft dev --after` can show.
 pub const PASSES: &[&str] = &["parse", "hir", "types", "core", "ir"];
 

@@ -37,7 +37,7 @@ use crate::cpu::{self, Counters, ScalarValue};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::interp::Host;
 use crate::ir::{Check, Function, Op, Program, Stmt, StmtKind, VarId};
-use crate::runtime::{Binding, DeviceBuffer, Gpu, GpuError, NO_ERROR, Stats};
+use crate::runtime::{Binding, DeviceBuffer, Gpu, GpuError, NO_ERROR, Profile, Stats};
 use crate::types::Scalar;
 use crate::wgsl::{self, Operand};
 
@@ -50,6 +50,21 @@ pub struct Report {
     pub stats: Stats,
     /// Ops that ran on the CPU executor for want of a GPU version, by name.
     pub on_cpu: BTreeMap<String, u64>,
+    /// By call depth (1: the program's top level, 2: the functions it calls, ...; 0: the
+    /// final check): the work done while that many calls were open. A flattened recursion
+    /// runs one level of its recursion per depth.
+    pub levels: Vec<Level>,
+    /// Kernel times, attributed to source ranges, from `run_profiled`.
+    pub profile: Option<Profile>,
+}
+
+/// The work done at one call depth.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Level {
+    /// Calls entered at this depth.
+    pub calls: u64,
+    pub launches: u64,
+    pub read_backs: u64,
 }
 
 static PREFERRED: OnceLock<String> = OnceLock::new();
@@ -84,9 +99,20 @@ pub fn run(gpu: &Gpu, program: &Program, host: &mut dyn Host) -> Result<Report, 
     // Work whose results no one read may still fail: the run is over only when the device
     // says nothing failed.
     let outcome = outcome.and_then(|_| walker.machine.sync(TextRange::default()));
+    walker.machine.call_depth(0);
     drop(walker);
     report.stats = stats_since(&before, &gpu.stats());
     outcome.map(|()| report)
+}
+
+/// `run`, timing every kernel (`Report::profile`): by timestamp queries where the adapter
+/// has them, else by the wall clock around each launch submitted alone.
+pub fn run_profiled(gpu: &Gpu, program: &Program, host: &mut dyn Host) -> Result<Report, Diagnostic> {
+    let span = TextRange::default();
+    gpu.start_profile(None).map_err(|e| gpu_error(e, span))?;
+    let outcome = run(gpu, program, host);
+    let profile = gpu.finish_profile().map_err(|e| gpu_error(e, span))?;
+    outcome.map(|report| Report { profile, ..report })
 }
 
 /// A host value, moved to the device (a scalar stays on the host): an operand for `apply`.
@@ -175,6 +201,9 @@ pub(crate) struct GpuMachine<'g, 'r> {
     loads: cpu::LoadedFiles,
     /// Compact layouts of segment descriptors built this run (`prims`).
     layouts: Vec<prims::CompactLayout>,
+    /// The open calls, and the launches and read-backs when that last changed.
+    depth: usize,
+    depth_mark: (u64, u64),
 }
 
 /// A device failure at the op's span: a rejected kernel is a compiler bug (E0499, naming the
@@ -196,6 +225,8 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
             pending: Vec::new(),
             loads: cpu::LoadedFiles::default(),
             layouts: Vec::new(),
+            depth: 0,
+            depth_mark: gpu.launches_and_read_backs(),
         })
     }
 
@@ -501,6 +532,7 @@ impl Machine for GpuMachine<'_, '_> {
         frame: &mut Frame<GValue>,
         span: TextRange,
     ) -> R<Option<GValue>> {
+        self.gpu.attribute_to(span.start().into(), span.end().into());
         let operands = op.operands();
         let args = operands.iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;
         let on_device = args.iter().any(|a| matches!(a, GValue::Device(_)));
@@ -555,10 +587,28 @@ impl Machine for GpuMachine<'_, '_> {
     }
 
     fn element_loop(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<GValue>) -> R<Vec<GValue>> {
+        self.gpu.attribute_to(stmt.span.start().into(), stmt.span.end().into());
         self.run_element_loop(f, stmt, frame)
     }
 
+    fn call_depth(&mut self, depth: usize) {
+        let now = self.gpu.launches_and_read_backs();
+        let (launches, read_backs) = (now.0 - self.depth_mark.0, now.1 - self.depth_mark.1);
+        let levels = &mut self.report.levels;
+        if levels.len() <= self.depth.max(depth) {
+            levels.resize(self.depth.max(depth) + 1, Level::default());
+        }
+        levels[self.depth].launches += launches;
+        levels[self.depth].read_backs += read_backs;
+        if depth > self.depth {
+            levels[depth].calls += 1;
+        }
+        self.depth = depth;
+        self.depth_mark = now;
+    }
+
     fn truth(&mut self, value: &GValue, span: TextRange) -> R<bool> {
+        self.gpu.attribute_to(span.start().into(), span.end().into());
         match self.host_scalar(value, span)? {
             ScalarValue::Bool(b) => Ok(b),
             _ => Err(internal_at("a condition that is not a bool", span)),
@@ -566,6 +616,7 @@ impl Machine for GpuMachine<'_, '_> {
     }
 
     fn to_host(&mut self, values: Vec<GValue>, span: TextRange) -> R<Vec<cpu::Value>> {
+        self.gpu.attribute_to(span.start().into(), span.end().into());
         values.iter().map(|v| self.host_value(v, span)).collect()
     }
 

@@ -636,3 +636,36 @@ fn running_out_of_device_memory_is_an_error_and_the_device_goes_on() {
         "after running out",
     );
 }
+
+#[test]
+fn profiles_time_every_launch_by_either_clock() {
+    let Some(gpu) = device() else { return };
+    let src = values(300_000, Scalar::I32);
+    let scan = Op::Scan { op: ReduceOp::Add, src: 0, init: None };
+    let clocks = [crate::runtime::ProfileClock::Timestamps, crate::runtime::ProfileClock::WallClock];
+    for clock in clocks {
+        if clock == crate::runtime::ProfileClock::Timestamps
+            && !gpu.features.contains(wgpu::Features::TIMESTAMP_QUERY)
+        {
+            eprintln!("skipped timestamps: this adapter has no timestamp queries");
+            continue;
+        }
+        let before = gpu.stats().launches;
+        gpu.start_profile(Some(clock)).expect("profiling starts");
+        check(&gpu, &scan, std::slice::from_ref(&src), Some(Scalar::I32), "a profiled scan");
+        let profile = gpu.finish_profile().expect("the work finishes").expect("a profile");
+        let launches = gpu.stats().launches - before;
+        assert_eq!(profile.clock, clock);
+        assert_eq!(profile.timings.len() as u64, launches, "{clock:?}: every launch is timed");
+        // `apply` runs the op at an empty span: the launches are attributed to it.
+        assert!(profile.timings.iter().all(|t| t.source == (0, 0)), "{clock:?}: {:?}", profile.timings);
+        assert!(
+            profile.timings.iter().any(|t| t.time > std::time::Duration::ZERO),
+            "{clock:?}: some time passed"
+        );
+        let traffic = profile.sources.get(&(0, 0)).expect("traffic for the range");
+        assert_eq!(traffic.launches, launches);
+        assert_eq!(traffic.read_backs, 1, "the result, read back once");
+        assert!(gpu.finish_profile().expect("nothing to wait for").is_none(), "recording stopped");
+    }
+}

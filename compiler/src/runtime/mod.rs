@@ -48,6 +48,47 @@ pub struct Stats {
     pub per_kernel: std::collections::BTreeMap<String, u64>,
 }
 
+/// How `--profile` times kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileClock {
+    /// Timestamp queries around each launch's compute pass: device time.
+    Timestamps,
+    /// Wall-clock time around a submission of each launch alone, and the wait for it: what
+    /// an adapter without timestamp queries allows; it includes the submission's overhead.
+    WallClock,
+}
+
+/// One launch's time, and the source range (`attribute_to`) it ran for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelTiming {
+    pub kernel: String,
+    pub source: (u32, u32),
+    pub time: Duration,
+}
+
+/// The kernel times of a profiled stretch of work, and its traffic by source range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    pub clock: ProfileClock,
+    pub timings: Vec<KernelTiming>,
+    pub sources: std::collections::BTreeMap<(u32, u32), Traffic>,
+}
+
+/// What the work attributed to one source range moved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    pub launches: u64,
+    pub bytes_bound: u64,
+    pub read_backs: u64,
+    pub bytes_read_back: u64,
+}
+
+/// Timestamps written by a submitted batch, to collect once it has run.
+struct PendingTimes {
+    staging: wgpu::Buffer,
+    launches: Vec<(String, (u32, u32))>,
+}
+
 /// A device buffer that returns to the pool when the last value holding it is dropped.
 pub struct DeviceBuffer {
     buffer: Option<wgpu::Buffer>,
@@ -138,6 +179,8 @@ enum Command {
         params: usize,
         words: usize,
         groups: (u32, u32),
+        /// What the launch is attributed to, when profiling (`attribute_to`).
+        source: (u32, u32),
     },
     Copy {
         from: Arc<DeviceBuffer>,
@@ -171,6 +214,10 @@ pub struct Gpu {
     grid_width: AtomicU32,
     /// `limit_memory`'s cap, in bytes.
     memory_budget: AtomicU64,
+    /// The profile being recorded, if any, and the source range launches are attributed to
+    /// (start in the high half, end in the low).
+    profile: Mutex<Option<Profile>>,
+    source: AtomicU64,
     /// How long creating the device took: reported apart from compile times.
     pub device_time: Duration,
 }
@@ -233,6 +280,8 @@ impl Gpu {
             stats: Mutex::new(Stats::default()),
             grid_width: AtomicU32::new(u32::MAX),
             memory_budget: AtomicU64::new(u64::MAX),
+            profile: Mutex::new(None),
+            source: AtomicU64::new(0),
             device_time: start.elapsed(),
         })
     }
@@ -248,6 +297,12 @@ impl Gpu {
 
     pub fn stats(&self) -> Stats {
         lock(&self.stats).clone()
+    }
+
+    /// Launches and read-backs so far: `stats` without copying the per-kernel counts.
+    pub fn launches_and_read_backs(&self) -> (u64, u64) {
+        let stats = lock(&self.stats);
+        (stats.launches, stats.read_backs)
     }
 
     pub fn reset_stats(&self) {
@@ -484,6 +539,16 @@ impl Gpu {
         stats.bytes_bound += bindings.iter().map(|b| b.bytes).sum::<u64>();
         *stats.per_kernel.entry(pipeline.name.clone()).or_insert(0) += 1;
         drop(stats);
+        let clock = self.count_traffic(|t| {
+            t.launches += 1;
+            t.bytes_bound += bindings.iter().map(|b| b.bytes).sum::<u64>();
+        });
+        if clock == Some(ProfileClock::WallClock) {
+            // The launch goes alone, after everything before it has finished.
+            self.wait()?;
+        }
+        let source = self.source.load(Ordering::Relaxed);
+        let name = pipeline.name.clone();
         let full = {
             let mut batch = lock(&self.batch);
             let offset = batch.params.len().next_multiple_of(align);
@@ -495,10 +560,62 @@ impl Gpu {
                 params: offset,
                 words: words.len(),
                 groups: (x as u32, y as u32),
+                source: ((source >> 32) as u32, source as u32),
             });
             batch.commands.len() >= BATCH_LIMIT
         };
+        if clock == Some(ProfileClock::WallClock) {
+            let start = Instant::now();
+            self.wait()?;
+            let timing = KernelTiming {
+                kernel: name,
+                source: ((source >> 32) as u32, source as u32),
+                time: start.elapsed(),
+            };
+            if let Some(profile) = lock(&self.profile).as_mut() {
+                profile.timings.push(timing);
+            }
+            return Ok(());
+        }
         if full { self.submit() } else { Ok(()) }
+    }
+
+    /// Starts recording kernel times (`finish_profile` gives them): by timestamp queries where
+    /// the adapter has them, unless `clock` says otherwise.
+    pub fn start_profile(&self, clock: Option<ProfileClock>) -> R<()> {
+        self.wait()?;
+        let timestamps = self.features.contains(wgpu::Features::TIMESTAMP_QUERY);
+        let clock = match clock {
+            Some(ProfileClock::Timestamps) if !timestamps => {
+                return Err(GpuError("this adapter has no timestamp queries".into()));
+            }
+            Some(clock) => clock,
+            None if timestamps => ProfileClock::Timestamps,
+            None => ProfileClock::WallClock,
+        };
+        *lock(&self.profile) = Some(Profile { clock, timings: Vec::new(), sources: Default::default() });
+        Ok(())
+    }
+
+    /// Waits for the recorded work and gives its kernel times; recording stops.
+    pub fn finish_profile(&self) -> R<Option<Profile>> {
+        self.wait()?;
+        Ok(lock(&self.profile).take())
+    }
+
+    /// When profiling, counts traffic for the current source range; gives the clock.
+    fn count_traffic(&self, count: impl FnOnce(&mut Traffic)) -> Option<ProfileClock> {
+        let mut profile = lock(&self.profile);
+        let profile = profile.as_mut()?;
+        let source = self.source.load(Ordering::Relaxed);
+        count(profile.sources.entry(((source >> 32) as u32, source as u32)).or_default());
+        Some(profile.clock)
+    }
+
+    /// Attributes the launches and read-backs from now on to the source range `start..end`,
+    /// for profiles.
+    pub fn attribute_to(&self, start: u32, end: u32) {
+        self.source.store(u64::from(start) << 32 | u64::from(end), Ordering::Relaxed);
     }
 
     /// Copies `bytes` bytes between device buffers, in order with the launches.
@@ -537,21 +654,78 @@ impl Gpu {
         }
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
         let batch = std::mem::take(batch);
-        self.encode(&batch, &mut encoder);
+        let times = self.encode(&batch, &mut encoder);
         self.queue.submit([encoder.finish()]);
         // Only now may the batch's buffers return to the pool: a buffer handed out earlier
         // could get another thread's `write_buffer`, which the submission would run first.
         drop(batch);
         lock(&self.stats).submissions += 1;
+        self.collect_times(times)
+    }
+
+    /// Reads a submitted batch's timestamps into the profile.
+    fn collect_times(&self, times: Option<PendingTimes>) -> R<()> {
+        let Some(PendingTimes { staging, launches }) = times else { return Ok(()) };
+        let data = self.map_and_read(&staging, None)?;
+        let period = f64::from(self.queue.get_timestamp_period());
+        let stamp = |k: usize| {
+            let bytes: [u8; 8] = data[k * 8..k * 8 + 8].try_into().unwrap_or_default();
+            u64::from_le_bytes(bytes)
+        };
+        let mut profile = lock(&self.profile);
+        let Some(profile) = profile.as_mut() else { return Ok(()) };
+        for (k, (kernel, source)) in launches.into_iter().enumerate() {
+            let ticks = stamp(2 * k + 1).saturating_sub(stamp(2 * k));
+            let time = Duration::from_nanos((ticks as f64 * period) as u64);
+            profile.timings.push(KernelTiming { kernel, source, time });
+        }
         Ok(())
+    }
+
+    /// Maps a read-back buffer once `submission` (or all work) is done, and copies it out.
+    fn map_and_read(&self, staging: &wgpu::Buffer, submission: Option<wgpu::SubmissionIndex>) -> R<Vec<u8>> {
+        let slice = staging.slice(..);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::Wait { submission_index: submission, timeout: None })
+            .map_err(|e| GpuError(format!("the device did not finish: {e}")))?;
+        rx.recv()
+            .map_err(|_| GpuError("a read-back was lost".into()))?
+            .map_err(|e| GpuError(format!("a read-back failed: {e}")))?;
+        let data =
+            slice.get_mapped_range().map_err(|e| GpuError(format!("a read-back failed: {e}")))?.to_vec();
+        staging.unmap();
+        Ok(data)
     }
 
     /// Records a batch's launches and copies into `encoder`. The caller keeps the batch (and
     /// so its buffers, out of the pool) until the encoder is submitted.
-    fn encode(&self, batch: &Batch, encoder: &mut wgpu::CommandEncoder) {
+    /// When profiling by timestamps, each launch's pass writes two, which are resolved into
+    /// the returned staging buffer.
+    fn encode(&self, batch: &Batch, encoder: &mut wgpu::CommandEncoder) -> Option<PendingTimes> {
         if batch.commands.is_empty() {
-            return;
+            return None;
         }
+        let timed = lock(&self.profile).as_ref().is_some_and(|p| p.clock == ProfileClock::Timestamps);
+        let launches: Vec<(String, (u32, u32))> = batch
+            .commands
+            .iter()
+            .filter_map(|c| match c {
+                Command::Dispatch { pipeline, source, .. } if timed => Some((pipeline.name.clone(), *source)),
+                _ => None,
+            })
+            .collect();
+        let queries = (!launches.is_empty()).then(|| {
+            self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("kernel times"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2 * launches.len() as u32,
+            })
+        });
+        let mut launch = 0u32;
         let params = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("parameters"),
             size: (batch.params.len().max(4) as u64).next_multiple_of(4),
@@ -561,7 +735,7 @@ impl Gpu {
         self.queue.write_buffer(&params, 0, &batch.params);
         for command in &batch.commands {
             match command {
-                Command::Dispatch { pipeline, bindings, params: offset, words, groups } => {
+                Command::Dispatch { pipeline, bindings, params: offset, words, groups, .. } => {
                     let param_bytes = *words as u64 * 4;
                     let mut entries = vec![wgpu::BindGroupEntry {
                         binding: 0,
@@ -586,9 +760,16 @@ impl Gpu {
                         layout: &pipeline.layout,
                         entries: &entries,
                     });
+                    let timestamp_writes =
+                        queries.as_ref().map(|query_set| wgpu::ComputePassTimestampWrites {
+                            query_set,
+                            beginning_of_pass_write_index: Some(2 * launch),
+                            end_of_pass_write_index: Some(2 * launch + 1),
+                        });
+                    launch += 1;
                     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some(&pipeline.name),
-                        timestamp_writes: None,
+                        timestamp_writes,
                     });
                     pass.set_pipeline(&pipeline.pipeline);
                     pass.set_bind_group(0, &group, &[]);
@@ -599,6 +780,23 @@ impl Gpu {
                 }
             }
         }
+        let query_set = queries?;
+        let bytes = 16 * launches.len() as u64;
+        let resolved = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("resolved kernel times"),
+            size: bytes,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("kernel times"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        encoder.resolve_query_set(&query_set, 0..2 * launches.len() as u32, &resolved, 0);
+        encoder.copy_buffer_to_buffer(&resolved, 0, &staging, 0, bytes);
+        Some(PendingTimes { staging, launches })
     }
 
     /// A new error record: one word, `NO_ERROR` until a kernel bound to it fails. Each run
@@ -641,7 +839,7 @@ impl Gpu {
         });
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
         let recorded = std::mem::take(&mut *batch);
-        self.encode(&recorded, &mut encoder);
+        let times = self.encode(&recorded, &mut encoder);
         encoder.copy_buffer_to_buffer(record.raw(), 0, &staging, 0, 4);
         if padded > 0 {
             encoder.copy_buffer_to_buffer(buffer.raw(), offset, &staging, 4, padded);
@@ -649,21 +847,13 @@ impl Gpu {
         let index = self.queue.submit([encoder.finish()]);
         drop(recorded);
         drop(batch);
-        let slice = staging.slice(..);
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        self.device
-            .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
-            .map_err(|e| GpuError(format!("the device did not finish: {e}")))?;
-        rx.recv()
-            .map_err(|_| GpuError("a read-back was lost".into()))?
-            .map_err(|e| GpuError(format!("a read-back failed: {e}")))?;
-        let data =
-            slice.get_mapped_range().map_err(|e| GpuError(format!("a read-back failed: {e}")))?.to_vec();
-        staging.unmap();
+        let data = self.map_and_read(&staging, Some(index))?;
+        self.collect_times(times)?;
         let error = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
+        self.count_traffic(|t| {
+            t.read_backs += 1;
+            t.bytes_read_back += bytes;
+        });
         let mut stats = lock(&self.stats);
         stats.read_backs += 1;
         stats.submissions += 1;
