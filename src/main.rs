@@ -286,7 +286,7 @@ fn profile_tables(profile: &weft_compiler::runtime::Profile, text: &str) -> Stri
         )
     });
     let index = weft_compiler::line_index::LineIndex::new(text);
-    out.push_str("  by source:\n         ms  launches  read-backs     bytes moved  where\n");
+    out.push_str("  by source (bytes: bound to kernels and read back):\n         ms  launches  read-backs           bytes  where\n");
     for ((start, end), traffic) in sources {
         let time = by_source.get(&(*start, *end)).copied().unwrap_or_default();
         let at = index.line_col((*start).into());
@@ -301,6 +301,7 @@ fn profile_tables(profile: &weft_compiler::runtime::Profile, text: &str) -> Stri
         } else {
             snippet
         };
+        let snippet = if *end == 0 { "(the run's setup and final check)".to_string() } else { snippet };
         out.push_str(&format!(
             "  {:>9.3} {:>9} {:>11} {:>15}  {}:{} {snippet}\n",
             time.as_secs_f64() * 1e3,

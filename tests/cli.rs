@@ -178,7 +178,7 @@ fn devices_and_the_gpu_backend_with_its_profile() {
     assert!(stderr.contains("profile: adapter") && stderr.contains("launches"), "{stderr}");
     // Kernel time by source range, by kernel and by call depth.
     assert!(stderr.contains("kernel time") && stderr.contains("by kernel:"), "{stderr}");
-    let by_source = stderr.split("by source:").nth(1).expect("a table by source");
+    let by_source = stderr.split("by source").nth(1).expect("a table by source");
     let first_row = by_source.lines().nth(2).expect("a row");
     let where_ = first_row.split_whitespace().nth(4).expect("a line:column");
     let (line, column) = where_.split_once(':').expect("line:column");

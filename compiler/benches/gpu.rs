@@ -461,7 +461,156 @@ fn main() {
         }
     };
     println!("# GPU executor on {} ({:.0} ms to create the device)", gpu.describe(), ms(gpu.device_time));
-    pipelines();
-    primitives(gpu);
-    samples(gpu);
+    // `WEFT_BENCH_ONLY=sort,levels,...` runs only the named sections.
+    let only = std::env::var("WEFT_BENCH_ONLY").unwrap_or_default();
+    let wanted = |name: &str| only.is_empty() || only.split(',').any(|w| w == name);
+    if wanted("pipelines") {
+        pipelines();
+    }
+    if wanted("primitives") {
+        primitives(gpu);
+    }
+    if wanted("samples") {
+        samples(gpu);
+    }
+    if wanted("sort") {
+        sort(gpu);
+    }
+    if wanted("levels") {
+        recursion_levels(gpu);
+    }
+    if wanted("checks") {
+        check_cost(gpu);
+    }
+}
+
+/// The radix sort of 1M random `i32`s against the CPU executor's sort (a parallel merge sort
+/// of positions) and `slice::sort_unstable` of the keys alone.
+fn sort(gpu: &Gpu) {
+    const SORTED: usize = 1 << 20;
+    fastrand::seed(5);
+    let keys: Vec<i32> = (0..SORTED).map(|_| fastrand::i32(..)).collect();
+    let op = Op::SegSortPerm { keys: vec![0], segs: weft_compiler::ir::Segs { offsets: 1, lengths: 2 } };
+    let args = [Value::i32s(keys.clone()), Value::i32s(vec![0]), Value::i32s(vec![SORTED as i32])];
+    let on_device: Vec<GValue> = args.iter().map(|a| device_value(gpu, a.clone())).collect();
+    let before = gpu.stats();
+    gpu::apply(gpu, &op, Some(Scalar::I32), on_device.clone()).expect("sorts");
+    let after = gpu.stats();
+    let mut cases: Vec<Case<'_>> = vec![
+        (
+            "gpu radix sort",
+            Box::new(|| {
+                gpu::apply(gpu, &op, Some(Scalar::I32), on_device.clone()).expect("sorts");
+                gpu.wait().expect("finishes");
+            }),
+        ),
+        (
+            "cpu executor sort",
+            Box::new(|| {
+                cpu::kernels::run_op(&op, &args).expect("sorts");
+            }),
+        ),
+        (
+            "sort_unstable",
+            Box::new(|| {
+                let mut k = keys.clone();
+                k.sort_unstable();
+                std::hint::black_box(k);
+            }),
+        ),
+    ];
+    let times = interleaved(&mut cases);
+    println!("\n## Sort of {SORTED} random i32, median of {RUNS} interleaved runs\n");
+    println!(
+        "The GPU sort: {} launches, {} read-backs, {} bytes bound.\n",
+        after.launches - before.launches,
+        after.read_backs - before.read_backs,
+        after.bytes_bound - before.bytes_bound
+    );
+    println!("| sort | time (ms) | against sort_unstable |");
+    println!("|---|---|---|");
+    for ((name, _), t) in cases.iter().zip(&times) {
+        println!("| {name} | {:.1} | {:.2} |", ms(*t), ms(*t) / ms(times[2]));
+    }
+}
+
+fn sample_program(name: &str) -> (Database, SourceFile) {
+    let path = format!("{}/../samples/{name}.weft", env!("CARGO_MANIFEST_DIR"));
+    let source = std::fs::read_to_string(path).expect("the sample");
+    let db = Database::default();
+    let file = SourceFile::new(&db, format!("{name}.weft"), source);
+    (db, file)
+}
+
+/// Launches and read-backs per call depth of the recursive samples: a flattened recursion
+/// runs one level of its recursion tree per pair of depths (the function, then its body).
+fn recursion_levels(gpu: &Gpu) {
+    for name in ["quicksort", "quickhull"] {
+        let (db, file) = sample_program(name);
+        let program = driver::flat_program(&db, file).expect("flattens");
+        let report = gpu::run(gpu, program, &mut QuietHost).expect("runs");
+        println!("\n## {name}: work by call depth on the GPU executor\n");
+        println!("| depth | calls | launches | read-backs |");
+        println!("|---|---|---|---|");
+        for (depth, level) in report.levels.iter().enumerate().skip(1) {
+            println!("| {depth} | {} | {} | {} |", level.calls, level.launches, level.read_backs);
+        }
+        println!(
+            "\nIn all: {} launches, {} read-backs, {} call depths.",
+            report.stats.launches,
+            report.stats.read_backs,
+            report.levels.len() - 1
+        );
+    }
+}
+
+/// Every sample with its run-time checks and without them (`flatten::Options::without_checks`;
+/// the program's own asserts stay), on both executors: what the checks that shape analysis
+/// could not remove cost.
+fn check_cost(gpu: &Gpu) {
+    let dir = format!("{}/../samples", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the samples")
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".weft").map(String::from))
+        .collect();
+    names.sort();
+    println!("\n## The cost of run-time checks, median of {RUNS} interleaved runs\n");
+    println!(
+        "| sample | check launches | gpu checked (ms) | gpu unchecked (ms) | gpu overhead | cpu checked (ms) | cpu unchecked (ms) | cpu overhead |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let unchecked = weft_compiler::flatten::Options { without_checks: true, ..Default::default() };
+    for name in names {
+        let (db, file) = sample_program(&name);
+        let Ok(checked) = driver::flat_program(&db, file) else { continue };
+        let Ok(bare) = driver::flat_program_with(&db, file, unchecked) else { continue };
+        let report = gpu::run(gpu, checked, &mut QuietHost).expect("runs on the gpu");
+        let check_launches: u64 = report
+            .stats
+            .per_kernel
+            .iter()
+            .filter(|(k, _)| (k.contains("check") && !k.contains("assert")) || k.starts_with("permutation"))
+            .map(|(_, n)| n)
+            .sum();
+        let mut cases: Vec<Case<'_>> = vec![
+            ("gpu", Box::new(|| drop(gpu::run(gpu, checked, &mut QuietHost).expect("runs")))),
+            ("gpu bare", Box::new(|| drop(gpu::run(gpu, &bare, &mut QuietHost).expect("runs")))),
+            ("cpu", Box::new(|| cpu::run(checked, &mut QuietHost, &mut Counters::default()).expect("runs"))),
+            (
+                "cpu bare",
+                Box::new(|| cpu::run(&bare, &mut QuietHost, &mut Counters::default()).expect("runs")),
+            ),
+        ];
+        let t = interleaved(&mut cases);
+        let overhead = |a: Duration, b: Duration| format!("{:+.1}%", (ms(a) / ms(b) - 1.0) * 100.0);
+        println!(
+            "| {name} | {check_launches} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {} |",
+            ms(t[0]),
+            ms(t[1]),
+            overhead(t[0], t[1]),
+            ms(t[2]),
+            ms(t[3]),
+            overhead(t[2], t[3])
+        );
+    }
 }

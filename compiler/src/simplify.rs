@@ -30,11 +30,14 @@ pub fn simplify(program: &mut Program) {
     }
 }
 
-/// Removes every run-time check (`flatten::Options::without_checks`); `simplify` then removes
-/// what only the checks read.
+/// Removes the run-time checks the compiler inserted (`flatten::Options::without_checks`),
+/// keeping the program's own `assert`s; `simplify` then removes what only the checks read.
 pub fn remove_checks(program: &mut Program) {
+    fn inserted(stmt: &crate::ir::Stmt) -> bool {
+        matches!(&stmt.kind, StmtKind::Op { op: Op::Check(check), .. } if !matches!(check, crate::ir::Check::Assert { .. }))
+    }
     fn block(b: &mut Block) {
-        b.stmts.retain(|stmt| !matches!(stmt.kind, StmtKind::Op { op: Op::Check(_), .. }));
+        b.stmts.retain(|stmt| !inserted(stmt));
         for stmt in &mut b.stmts {
             if let StmtKind::If { then: x, otherwise: y, .. }
             | StmtKind::While { cond: x, body: y, .. }

@@ -61,8 +61,10 @@ pub struct Options {
     /// Check every index, those shape analysis proved in bounds too: the baseline for
     /// measuring what the proofs save.
     pub keep_index_checks: bool,
-    /// Leave out every run-time check (`ir::Check`): a program that should fail gives some
-    /// result instead. Only for measuring what the checks cost; no command offers it.
+    /// Leave out the run-time checks the compiler inserts (indexes, lengths, counts; not the
+    /// program's `assert`s): a program that should fail gives some result instead, or, on the
+    /// CPU executor, may panic or allocate without bound (a negative count). Only for measuring
+    /// what the checks of correct programs cost; no command offers it.
     pub without_checks: bool,
 }
 

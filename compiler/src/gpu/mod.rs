@@ -51,8 +51,10 @@ pub struct Report {
     /// Ops that ran on the CPU executor for want of a GPU version, by name.
     pub on_cpu: BTreeMap<String, u64>,
     /// By call depth (1: the program's top level, 2: the functions it calls, ...; 0: the
-    /// final check): the work done while that many calls were open. A flattened recursion
-    /// runs one level of its recursion per depth.
+    /// run's setup and final check): the work done while that many calls were open. A
+    /// flattened recursion runs one level of its recursion tree per pair of depths (the
+    /// vectorised function, then its body). Counted from the shared device's totals, so runs
+    /// sharing the device at the same time mix their figures.
     pub levels: Vec<Level>,
     /// Kernel times, attributed to source ranges, from `run_profiled`.
     pub profile: Option<Profile>,
@@ -98,6 +100,7 @@ pub fn run(gpu: &Gpu, program: &Program, host: &mut dyn Host) -> Result<Report, 
     let outcome = walker.call_function(program.main, Vec::new(), TextRange::default());
     // Work whose results no one read may still fail: the run is over only when the device
     // says nothing failed.
+    gpu.attribute_to(0, 0);
     let outcome = outcome.and_then(|_| walker.machine.sync(TextRange::default()));
     walker.machine.call_depth(0);
     drop(walker);
@@ -111,8 +114,10 @@ pub fn run_profiled(gpu: &Gpu, program: &Program, host: &mut dyn Host) -> Result
     let span = TextRange::default();
     gpu.start_profile(None).map_err(|e| gpu_error(e, span))?;
     let outcome = run(gpu, program, host);
-    let profile = gpu.finish_profile().map_err(|e| gpu_error(e, span))?;
-    outcome.map(|report| Report { profile, ..report })
+    let profile = gpu.finish_profile();
+    let report = outcome?;
+    let profile = profile.map_err(|e| gpu_error(e, span))?;
+    Ok(Report { profile, ..report })
 }
 
 /// A host value, moved to the device (a scalar stays on the host): an operand for `apply`.

@@ -328,12 +328,26 @@ impl Gpu {
         }
         let size = bytes.max(256).next_power_of_two().min(self.max_binding().max(256));
         let size = size.max(bytes.next_multiple_of(4));
+        match self.try_alloc(size, false) {
+            Ok(buffer) => Ok(buffer),
+            // Buffers the program dropped stay out of the pool while the unsubmitted batch
+            // uses them: submitting returns them, and then the pool's free buffers go too.
+            Err(_) => {
+                self.submit()?;
+                self.try_alloc(size, true)
+            }
+        }
+    }
+
+    /// A buffer of `size` bytes from the pool, or a new one if it fits; `release` gives up
+    /// the pool's free buffers first when it does not.
+    fn try_alloc(&self, size: u64, release: bool) -> R<Arc<DeviceBuffer>> {
         let mut pool = lock(&self.pool);
         if let Some(buffer) = pool.take(size) {
             return Ok(Arc::new(DeviceBuffer { buffer: Some(buffer), size, pool: self.pool.clone() }));
         }
         let budget = self.memory_budget.load(Ordering::Relaxed);
-        if pool.live + size > budget {
+        if release && pool.live + size > budget {
             pool.release_free();
         }
         if pool.live + size > budget {
@@ -344,19 +358,16 @@ impl Gpu {
                 byte_size(budget)
             )));
         }
-        let buffer = match self.create_buffer(size) {
-            Ok(buffer) => buffer,
-            Err(_) => {
-                pool.release_free();
-                self.create_buffer(size).map_err(|e| {
-                    GpuError(format!(
-                        "out of device memory: {} more does not fit, with {} in use ({e})",
-                        byte_size(size),
-                        byte_size(pool.live)
-                    ))
-                })?
-            }
-        };
+        if release {
+            pool.release_free();
+        }
+        let buffer = self.create_buffer(size).map_err(|e| {
+            GpuError(format!(
+                "out of device memory: {} more does not fit, with {} in use ({e})",
+                byte_size(size),
+                byte_size(pool.live)
+            ))
+        })?;
         pool.live += size;
         lock(&self.stats).buffers_created += 1;
         Ok(Arc::new(DeviceBuffer { buffer: Some(buffer), size, pool: self.pool.clone() }))
@@ -599,8 +610,9 @@ impl Gpu {
 
     /// Waits for the recorded work and gives its kernel times; recording stops.
     pub fn finish_profile(&self) -> R<Option<Profile>> {
-        self.wait()?;
-        Ok(lock(&self.profile).take())
+        let waited = self.wait();
+        let profile = lock(&self.profile).take();
+        waited.map(|()| profile)
     }
 
     /// When profiling, counts traffic for the current source range; gives the clock.
@@ -642,15 +654,19 @@ impl Gpu {
     /// Encodes and submits the recorded work.
     pub fn submit(&self) -> R<()> {
         let mut batch = lock(&self.batch);
-        self.submit_locked(&mut batch)
+        let times = self.submit_locked(&mut batch);
+        drop(batch);
+        // Waiting for the timestamps happens outside the batch lock, so that other threads
+        // can record meanwhile.
+        self.collect_times(times)
     }
 
     /// Submits `batch` while its lock is held: threads sharing the device record into one
     /// batch, so a thread's later submission (a read) must not overtake the batch that holds
     /// its earlier work.
-    fn submit_locked(&self, batch: &mut Batch) -> R<()> {
+    fn submit_locked(&self, batch: &mut Batch) -> Option<PendingTimes> {
         if batch.commands.is_empty() {
-            return Ok(());
+            return None;
         }
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
         let batch = std::mem::take(batch);
@@ -660,7 +676,7 @@ impl Gpu {
         // could get another thread's `write_buffer`, which the submission would run first.
         drop(batch);
         lock(&self.stats).submissions += 1;
-        self.collect_times(times)
+        times
     }
 
     /// Reads a submitted batch's timestamps into the profile.

@@ -149,7 +149,8 @@ pub fn scalar_op(
             // The index check runs apart, and nothing waits for it: a bad index is clamped
             // into the buffer, so that the gather does no harm before the failure is seen.
             let src = a(0);
-            value(from_storage(elem, &format!("{src}[min(u32({}), arrayLength(&{src}) - 1u)]", a(1))))
+            let last = format!("max(arrayLength(&{src}), 1u) - 1u");
+            value(from_storage(elem, &format!("{src}[min(u32({}), {last})]", a(1))))
         }
         Op::RandomF32 { .. } => {
             helpers.insert(Helper::Random);

@@ -11,8 +11,9 @@
 //! a stable sort.
 //!
 //! Keys are compared as unsigned 32-bit patterns that keep their order: `i32` with its sign
-//! bit flipped, `f32` in the interpreter's order (`float_key`), `bool` as 0 or 1. Segment ids sort last, as the most significant key, when
-//! the positions come from more than one segment.
+//! bit flipped, `f32` in the interpreter's order (`float_key`), `bool` as 0 or 1. When the
+//! positions come from more than one segment, their segment ids travel beside them and are
+//! sorted by in the final passes, as the most significant key.
 
 use crate::types::Scalar;
 
@@ -63,11 +64,12 @@ const FLOAT_KEY: &str = "fn float_key(b: u32) -> u32 {
 }
 ";
 
-/// Declares the inputs of a pass (`order`, then `segs` if carried, then `keys` for a data
-/// key) and returns the WGSL of `fn digit(i: u32) -> u32`: element `i`'s digit at shift `p[2]`.
-fn pass_inputs(w: &mut Writer, key: SortKey, carry_segments: bool) -> String {
+/// Declares the inputs of a pass (`order`, then `segs` if `with_segments`, then `keys` for a
+/// data key) and returns the WGSL of `fn digit(i: u32) -> u32`: element `i`'s digit at shift
+/// `p[2]`.
+fn pass_inputs(w: &mut Writer, key: SortKey, with_segments: bool) -> String {
     w.bind("order", "i32", Access::Read);
-    if carry_segments || key == SortKey::Segment {
+    if with_segments || key == SortKey::Segment {
         w.bind("segs", "i32", Access::Read);
     }
     let bits = match key {
@@ -86,10 +88,11 @@ fn pass_inputs(w: &mut Writer, key: SortKey, carry_segments: bool) -> String {
 }
 
 /// The first half of a pass: block `b`'s count of digit `d` into `hist[d * p[3] + b]`, `p[3]`
-/// being the number of blocks.
-pub fn radix_count(key: SortKey, carry_segments: bool) -> Kernel {
+/// being the number of blocks. Its inputs are `order`, then `segs` for the segment key or
+/// `keys` for a data key.
+pub fn radix_count(key: SortKey) -> Kernel {
     let mut w = Writer::new();
-    let digit = pass_inputs(&mut w, key, carry_segments);
+    let digit = pass_inputs(&mut w, key, false);
     w.bind("hist", "i32", Access::ReadWrite);
     let header = block_header();
     let main = format!(

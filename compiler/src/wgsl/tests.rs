@@ -29,8 +29,8 @@ fn every_sort_kernel_validates() {
     use super::sort::{self, SortKey};
     let keys = [Scalar::I32, Scalar::F32, Scalar::Bool].map(SortKey::Data);
     for key in keys.into_iter().chain([SortKey::Segment]) {
+        valid(&sort::radix_count(key));
         for carry_segments in [false, true] {
-            valid(&sort::radix_count(key, carry_segments));
             valid(&sort::radix_scatter(key, carry_segments));
         }
     }
