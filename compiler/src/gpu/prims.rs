@@ -247,7 +247,7 @@ impl GpuMachine<'_, '_> {
     }
 
     /// The whole vector reduced to a device scalar, block by block.
-    fn reduce(&mut self, op: ReduceOp, src: &DeviceVec, span: TextRange) -> R<DeviceVec> {
+    pub(super) fn reduce(&mut self, op: ReduceOp, src: &DeviceVec, span: TextRange) -> R<DeviceVec> {
         let mut current = src.clone();
         loop {
             let blocks = current.len.div_ceil(prims::BLOCK as usize);
@@ -326,7 +326,7 @@ impl GpuMachine<'_, '_> {
         Ok(out)
     }
 
-    fn concat(&mut self, parts: &[GValue], span: TextRange) -> R<DeviceVec> {
+    pub(super) fn concat(&mut self, parts: &[GValue], span: TextRange) -> R<DeviceVec> {
         let elem = parts.first().map_or(Scalar::I32, GValue::elem);
         let size = wgsl::scalar::storage_size(elem);
         let total = parts.iter().map(|p| p.vector_len().unwrap_or(1)).sum();

@@ -50,28 +50,54 @@ impl GpuMachine<'_, '_> {
         self.launch(&sort::source_positions(), total, &[], &bindings, span)?;
         let mut sorting = Sorting { order, segs: (lengths.len > 1).then_some(ids) };
         for key in keys.iter().rev() {
-            let bits =
-                SortKey::Data(key.elem).bits().ok_or_else(|| internal_at("a 64-bit sort key", span))?;
-            sorting = self.sort_by(sorting, SortKey::Data(key.elem), Some(key), bits, span)?;
+            let varying = self.varying_bits(key, span)?;
+            sorting = self.sort_by(sorting, SortKey::Data(key.elem), Some(key), varying, span)?;
         }
         if sorting.segs.is_some() {
             let bits = u32::BITS - (lengths.len as u32 - 1).leading_zeros();
-            sorting = self.sort_by(sorting, SortKey::Segment, None, bits, span)?;
+            let varying = (u64::MAX >> (64 - bits)) as u32;
+            sorting = self.sort_by(sorting, SortKey::Segment, None, varying, span)?;
         }
         Ok(sorting.order)
     }
 
-    /// The radix passes over the low `bits` bits of one key.
+    /// The bits in which the key patterns differ: an OR and an AND of all of them, read back
+    /// together. A 32-bit key in a small range (or floats of one sign and scale) varies in a
+    /// few low digits, and the passes of the others can go.
+    fn varying_bits(&mut self, key: &DeviceVec, span: TextRange) -> R<u32> {
+        let bits = SortKey::Data(key.elem).bits().ok_or_else(|| internal_at("a 64-bit sort key", span))?;
+        if bits < 32 || key.len == 0 {
+            return Ok((1 << bits) - 1);
+        }
+        let patterns = self.alloc(Scalar::I32, key.len, span)?;
+        let bindings = [key.binding(), patterns.binding()];
+        self.launch(&sort::key_patterns(key.elem), key.len, &[], &bindings, span)?;
+        let any = self.reduce(ReduceOp::Or, &patterns, span)?;
+        let all = self.reduce(ReduceOp::And, &patterns, span)?;
+        let both = self.concat(&[GValue::Device(any), GValue::Device(all)], span)?;
+        match self.host_value(&GValue::Device(both), span)? {
+            crate::cpu::Value::Vector(b) => match (b.get(0), b.get(1)) {
+                (Some(ScalarValue::I32(any)), Some(ScalarValue::I32(all))) => Ok((any ^ all) as u32),
+                _ => Err(internal_at("key patterns that are not two i32", span)),
+            },
+            _ => Err(internal_at("key patterns that are not a vector", span)),
+        }
+    }
+
+    /// The radix passes by the digits of one key that have `varying` bits: a pass by a digit
+    /// every key shares would leave the order as it is.
     fn sort_by(
         &mut self,
         mut sorting: Sorting,
         key: SortKey,
         data: Option<&DeviceVec>,
-        bits: u32,
+        varying: u32,
         span: TextRange,
     ) -> R<Sorting> {
-        for shift in (0..bits).step_by(DIGIT_BITS as usize) {
-            sorting = self.radix_pass(&sorting, key, data, shift, span)?;
+        for shift in (0..u32::BITS).step_by(DIGIT_BITS as usize) {
+            if (varying >> shift) & ((1 << DIGIT_BITS) - 1) != 0 {
+                sorting = self.radix_pass(&sorting, key, data, shift, span)?;
+            }
         }
         Ok(sorting)
     }

@@ -669,3 +669,30 @@ fn profiles_time_every_launch_by_either_clock() {
         assert!(gpu.finish_profile().expect("nothing to wait for").is_none(), "recording stopped");
     }
 }
+
+#[test]
+fn radix_sort_skips_the_digits_no_key_varies_in() {
+    let Some(gpu) = device() else { return };
+    fastrand::seed(37);
+    let n = 50_000;
+    let sort = Op::SegSortPerm { keys: vec![0], segs: Segs { offsets: 1, lengths: 2 } };
+    let whole = [Value::i32s(vec![0]), Value::i32s(vec![n as i32])];
+    let passes = |keys: Value, what: &str| {
+        let before = gpu.stats().per_kernel;
+        let mut args = vec![keys];
+        args.extend(whole.iter().cloned());
+        check(&gpu, &sort, &args, Some(Scalar::I32), what);
+        let after = gpu.stats().per_kernel;
+        let scatters = |m: &std::collections::BTreeMap<String, u64>| {
+            m.iter().filter(|(k, _)| k.starts_with("radix_scatter")).map(|(_, n)| n).sum::<u64>()
+        };
+        scatters(&after) - scatters(&before)
+    };
+    // 0..1000 varies in the low 10 bits: 3 digits of 4.
+    assert_eq!(passes(Value::i32s(random_i32s(n, 0, 1000)), "sort of 0..1000"), 3);
+    // Floats in [0.5, 1) share their sign and exponent: the 23 mantissa bits are 6 digits.
+    let halves: Vec<f32> = (0..n).map(|_| 0.5 + fastrand::f32() * 0.5).collect();
+    assert_eq!(passes(Value::vector(Buffer::F32(halves)), "sort of [0.5, 1)"), 6);
+    assert_eq!(passes(Value::i32s(vec![42; n]), "sort of equal keys"), 0);
+    assert_eq!(passes(Value::i32s(random_i32s(n, -5, 5)), "sort across zero"), 8);
+}

@@ -19,7 +19,7 @@ use crate::types::Scalar;
 
 use super::prims::{ITEMS, block_header, simple};
 use super::scalar::storage_type;
-use super::{Access, Kernel, Writer};
+use super::{Access, Kernel, MAIN_HEADER, Writer};
 
 /// Bits per radix digit; a pass sorts by one digit.
 pub const DIGIT_BITS: u32 = 4;
@@ -76,15 +76,29 @@ fn pass_inputs(w: &mut Writer, key: SortKey, with_segments: bool) -> String {
         SortKey::Segment => "u32(segs[i])".to_string(),
         SortKey::Data(t) => {
             w.bind("keys", storage_type(t), Access::Read);
-            let x = "keys[u32(order[i])]";
-            match t {
-                Scalar::I32 => format!("(bitcast<u32>({x}) ^ 0x80000000u)"),
-                Scalar::F32 => format!("float_key(bitcast<u32>({x}))"),
-                _ => x.to_string(),
-            }
+            pattern(t, "keys[u32(order[i])]")
         }
     };
     format!("{FLOAT_KEY}fn digit(i: u32) -> u32 {{ return ({bits} >> p[2]) & {}u; }}\n", DIGITS - 1)
+}
+
+/// The order-keeping `u32` pattern of the key `x` (a storage value of `t`).
+fn pattern(t: Scalar, x: &str) -> String {
+    match t {
+        Scalar::I32 => format!("(bitcast<u32>({x}) ^ 0x80000000u)"),
+        Scalar::F32 => format!("float_key(bitcast<u32>({x}))"),
+        _ => x.to_string(),
+    }
+}
+
+/// `out[i]`: the pattern of key `i`, as an `i32`. An OR and an AND reduction of these tell
+/// which digits vary at all; a pass by a digit that does not vary would change nothing.
+pub fn key_patterns(t: Scalar) -> Kernel {
+    let mut w = Writer::new();
+    w.bind("keys", storage_type(t), Access::Read);
+    w.bind("out", "i32", Access::ReadWrite);
+    let main = format!("{FLOAT_KEY}{MAIN_HEADER}    out[i] = bitcast<i32>({});\n}}\n", pattern(t, "keys[i]"));
+    w.finish(format!("key_patterns_{}", t.name()), &main)
 }
 
 /// The first half of a pass: block `b`'s count of digit `d` into `hist[d * p[3] + b]`, `p[3]`

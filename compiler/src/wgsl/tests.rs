@@ -35,6 +35,9 @@ fn every_sort_kernel_validates() {
         }
     }
     valid(&sort::source_positions());
+    for t in [Scalar::I32, Scalar::F32, Scalar::Bool] {
+        valid(&sort::key_patterns(t));
+    }
     valid(&sort::permutation_marks());
 }
 
