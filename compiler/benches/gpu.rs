@@ -345,21 +345,14 @@ impl interp::Host for QuietHost {
 }
 
 fn samples(gpu: &Gpu) {
-    let dir = format!("{}/../samples", env!("CARGO_MANIFEST_DIR"));
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("the samples")
-        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".weft").map(String::from))
-        .collect();
-    names.sort();
+    let names = sample_names();
     println!("\n## Samples: GPU executor against the CPU executor, median of {RUNS} interleaved runs\n");
     println!(
         "| sample | launches | submissions | read-backs | bytes bound | on the cpu | gpu (ms) | cpu (ms) | gpu / cpu |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for name in names {
-        let source = std::fs::read_to_string(format!("{dir}/{name}.weft")).expect("readable");
-        let db = Database::default();
-        let file = SourceFile::new(&db, format!("{name}.weft"), source);
+        let (db, file) = sample_program(&name);
         let Ok(program) = driver::flat_program(&db, file) else { continue };
         let report = gpu::run(gpu, program, &mut QuietHost).expect("runs on the gpu");
         let mut cases: Vec<Case<'_>> = vec![
@@ -537,6 +530,17 @@ fn sort(gpu: &Gpu) {
     }
 }
 
+/// The samples' names, sorted.
+fn sample_names() -> Vec<String> {
+    let dir = format!("{}/../samples", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the samples")
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".weft").map(String::from))
+        .collect();
+    names.sort();
+    names
+}
+
 fn sample_program(name: &str) -> (Database, SourceFile) {
     let path = format!("{}/../samples/{name}.weft", env!("CARGO_MANIFEST_DIR"));
     let source = std::fs::read_to_string(path).expect("the sample");
@@ -571,12 +575,7 @@ fn recursion_levels(gpu: &Gpu) {
 /// the program's own asserts stay), on both executors: what the checks that shape analysis
 /// could not remove cost.
 fn check_cost(gpu: &Gpu) {
-    let dir = format!("{}/../samples", env!("CARGO_MANIFEST_DIR"));
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("the samples")
-        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".weft").map(String::from))
-        .collect();
-    names.sort();
+    let names = sample_names();
     println!("\n## The cost of run-time checks, median of {RUNS} interleaved runs\n");
     println!(
         "| sample | check launches | gpu checked (ms) | gpu unchecked (ms) | gpu overhead | cpu checked (ms) | cpu unchecked (ms) | cpu overhead |"

@@ -120,9 +120,7 @@ pub fn run_gpu_with(
     options: flatten::Options,
     host: &mut dyn interp::Host,
 ) -> Result<gpu::Report, RunError> {
-    let program = flat_program_with(db, file, options).map_err(RunError::Compile)?;
-    let device = gpu::shared_gpu().map_err(|e| RunError::NoDevice(e.0))?;
-    gpu::run(device, &program, host).map_err(RunError::Runtime)
+    run_on_shared_gpu(db, file, options, host, gpu::run)
 }
 
 /// `run_gpu_with`, timing every kernel (`gpu::Report::profile`).
@@ -132,9 +130,22 @@ pub fn run_gpu_profiled(
     options: flatten::Options,
     host: &mut dyn interp::Host,
 ) -> Result<gpu::Report, RunError> {
+    run_on_shared_gpu(db, file, options, host, gpu::run_profiled)
+}
+
+type GpuRun =
+    fn(&crate::runtime::Gpu, &ir::Program, &mut dyn interp::Host) -> Result<gpu::Report, Diagnostic>;
+
+fn run_on_shared_gpu(
+    db: &dyn Db,
+    file: SourceFile,
+    options: flatten::Options,
+    host: &mut dyn interp::Host,
+    run: GpuRun,
+) -> Result<gpu::Report, RunError> {
     let program = flat_program_with(db, file, options).map_err(RunError::Compile)?;
     let device = gpu::shared_gpu().map_err(|e| RunError::NoDevice(e.0))?;
-    gpu::run_profiled(device, &program, host).map_err(RunError::Runtime)
+    run(device, &program, host).map_err(RunError::Runtime)
 }
 
 /// The passes `weft dev --after` can show.

@@ -149,9 +149,7 @@ impl GpuMachine<'_, '_> {
         bindings: &[Binding],
         span: TextRange,
     ) -> R<()> {
-        let mut words = params.to_vec();
-        words.resize(words.len().max(wgsl::FIRST_SCALAR), 0);
-        self.gpu.dispatch(kernel, n as u64, &words, bindings).map_err(|e| gpu_error(e, span))
+        self.gpu.dispatch(kernel, n as u64, &param_words(params), bindings).map_err(|e| gpu_error(e, span))
     }
 
     /// A launch of one workgroup per `BLOCK` elements.
@@ -164,8 +162,7 @@ impl GpuMachine<'_, '_> {
         span: TextRange,
     ) -> R<()> {
         let blocks = (n as u64).div_ceil(u64::from(prims::BLOCK));
-        let mut words = params.to_vec();
-        words.resize(words.len().max(wgsl::FIRST_SCALAR), 0);
+        let words = param_words(params);
         self.gpu.dispatch_groups(kernel, blocks, n as u64, &words, bindings).map_err(|e| gpu_error(e, span))
     }
 
@@ -461,6 +458,13 @@ impl CompactLayout {
     fn describes(&self, lengths: &DeviceVec) -> bool {
         Arc::ptr_eq(&self.lengths.buffer, &lengths.buffer) && self.lengths.len == lengths.len
     }
+}
+
+/// A launch's parameter words: `params`, padded with zeros to the first host scalar's slot.
+fn param_words(params: &[u32]) -> Vec<u32> {
+    let mut words = params.to_vec();
+    words.resize(words.len().max(wgsl::FIRST_SCALAR), 0);
+    words
 }
 
 /// Flags (`bool`, stored as 0 or 1) read as `i32` counts.
