@@ -12,8 +12,8 @@
 //!   one kernel each (`wgsl::LoopKernel`);
 //! - the others run the primitive library's passes (`prims`);
 //! - `SegSortPerm` is a radix sort, `permute`'s check marks targets (`sort`);
-//! - what has no GPU version (64-bit sort keys, `load_*`) runs on the CPU executor, and the
-//!   profile says so.
+//! - what has no GPU version (`load_*`, an op WGSL cannot express) runs on the CPU executor,
+//!   and the profile says so.
 //!
 //! Run-time errors: a failing kernel records the op's sequence number on the device, and the
 //! host looks at the record with every read-back. When an op failed, the host reads that op's
@@ -499,10 +499,6 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     }
 }
 
-fn elems(values: &[GValue]) -> Vec<Scalar> {
-    values.iter().map(GValue::elem).collect()
-}
-
 fn stmt_name(stmt: &Stmt) -> String {
     match &stmt.kind {
         StmtKind::Op { op, .. } => op.name(),
@@ -567,9 +563,7 @@ impl Machine for GpuMachine<'_, '_> {
             Op::Check(Check::PartitionLengths { .. }) => {
                 self.partition_check(&stmt, op, &args).map(|()| None)
             }
-            Op::SegSortPerm { keys, .. }
-                if self.all_device(&args) && Self::sorts_on_device(&elems(&args[..keys.len()])) =>
-            {
+            Op::SegSortPerm { keys, .. } if self.all_device(&args) => {
                 let vecs = self.devices(&args, span)?;
                 let (keys, segs) = vecs.split_at(keys.len());
                 self.sort_positions(keys, &segs[0], &segs[1], span).map(|v| Some(GValue::Device(v)))

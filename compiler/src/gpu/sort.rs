@@ -26,11 +26,6 @@ struct Sorting {
 }
 
 impl GpuMachine<'_, '_> {
-    /// Whether the device sorts keys of these types; otherwise the CPU executor does.
-    pub(super) fn sorts_on_device(keys: &[Scalar]) -> bool {
-        keys.iter().all(|&t| SortKey::Data(t).bits().is_some())
-    }
-
     /// For each segment, the positions of its elements in stable order of `keys`, in the
     /// compact layout.
     pub(super) fn sort_positions(
@@ -55,7 +50,7 @@ impl GpuMachine<'_, '_> {
         }
         if sorting.segs.is_some() {
             let bits = u32::BITS - (lengths.len as u32 - 1).leading_zeros();
-            let varying = (u64::MAX >> (64 - bits)) as u32;
+            let varying = u64::MAX >> (64 - bits);
             sorting = self.sort_by(sorting, SortKey::Segment, None, varying, span)?;
         }
         Ok(sorting.order)
@@ -64,12 +59,13 @@ impl GpuMachine<'_, '_> {
     /// The bits in which the key patterns differ: an OR and an AND of all of them, read back
     /// together. A 32-bit key in a small range (or floats of one sign and scale) varies in a
     /// few low digits, and the passes of the others can go.
-    fn varying_bits(&mut self, key: &DeviceVec, span: TextRange) -> R<u32> {
-        let bits = SortKey::Data(key.elem).bits().ok_or_else(|| internal_at("a 64-bit sort key", span))?;
+    fn varying_bits(&mut self, key: &DeviceVec, span: TextRange) -> R<u64> {
+        let bits = SortKey::Data(key.elem).bits();
         if bits < 32 || key.len == 0 {
             return Ok((1 << bits) - 1);
         }
-        let patterns = self.alloc(Scalar::I32, key.len, span)?;
+        let wide = if bits == 64 { Scalar::I64 } else { Scalar::I32 };
+        let patterns = self.alloc(wide, key.len, span)?;
         let bindings = [key.binding(), patterns.binding()];
         self.launch(&sort::key_patterns(key.elem), key.len, &[], &bindings, span)?;
         let any = self.reduce(ReduceOp::Or, &patterns, span)?;
@@ -77,8 +73,11 @@ impl GpuMachine<'_, '_> {
         let both = self.concat(&[GValue::Device(any), GValue::Device(all)], span)?;
         match self.host_value(&GValue::Device(both), span)? {
             crate::cpu::Value::Vector(b) => match (b.get(0), b.get(1)) {
-                (Some(ScalarValue::I32(any)), Some(ScalarValue::I32(all))) => Ok((any ^ all) as u32),
-                _ => Err(internal_at("key patterns that are not two i32", span)),
+                (Some(ScalarValue::I32(any)), Some(ScalarValue::I32(all))) => {
+                    Ok(u64::from((any ^ all) as u32))
+                }
+                (Some(ScalarValue::I64(any)), Some(ScalarValue::I64(all))) => Ok((any ^ all) as u64),
+                _ => Err(internal_at("key patterns that are not two integers", span)),
             },
             _ => Err(internal_at("key patterns that are not a vector", span)),
         }
@@ -91,10 +90,10 @@ impl GpuMachine<'_, '_> {
         mut sorting: Sorting,
         key: SortKey,
         data: Option<&DeviceVec>,
-        varying: u32,
+        varying: u64,
         span: TextRange,
     ) -> R<Sorting> {
-        for shift in (0..u32::BITS).step_by(DIGIT_BITS as usize) {
+        for shift in (0..u64::BITS).step_by(DIGIT_BITS as usize) {
             if (varying >> shift) & ((1 << DIGIT_BITS) - 1) != 0 {
                 sorting = self.radix_pass(&sorting, key, data, shift, span)?;
             }

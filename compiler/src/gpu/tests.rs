@@ -696,3 +696,44 @@ fn radix_sort_skips_the_digits_no_key_varies_in() {
     assert_eq!(passes(Value::i32s(vec![42; n]), "sort of equal keys"), 0);
     assert_eq!(passes(Value::i32s(random_i32s(n, -5, 5)), "sort across zero"), 8);
 }
+
+#[test]
+fn radix_sort_of_64_bit_keys() {
+    let Some(gpu) = device() else { return };
+    let wide = wgpu::Features::SHADER_INT64 | wgpu::Features::SHADER_F64;
+    if !gpu.features.contains(wide) {
+        eprintln!("skipped: this adapter has no SHADER_INT64 and SHADER_F64 for 64-bit keys");
+        return;
+    }
+    fastrand::seed(41);
+    let sort = Op::SegSortPerm { keys: vec![0], segs: Segs { offsets: 1, lengths: 2 } };
+    for n in [0, 1, 1000, 70_000] {
+        let ints: Vec<i64> = (0..n).map(|_| fastrand::i64(..) >> fastrand::u32(0..63)).collect();
+        let special = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN, 1e300, -1e-300];
+        let floats: Vec<f64> = (0..n)
+            .map(|i| if i % 7 == 0 { special[i % special.len()] } else { fastrand::f64() * 2.0 - 1.0 })
+            .collect();
+        for keys in [Value::vector(Buffer::I64(ints)), Value::vector(Buffer::F64(floats))] {
+            let (offsets, lengths) = segments(40, n);
+            let what = format!("sort of {n} 64-bit keys");
+            check(
+                &gpu,
+                &sort,
+                &[keys.clone(), Value::i32s(vec![0]), Value::i32s(vec![n as i32])],
+                Some(Scalar::I32),
+                &what,
+            );
+            check(&gpu, &sort, &[keys, offsets, lengths], Some(Scalar::I32), &format!("segmented {what}"));
+        }
+    }
+    // A tuple of a 64-bit and a 32-bit key, the first with few distinct values.
+    let n = 5_000;
+    let tuple = Op::SegSortPerm { keys: vec![0, 1], segs: Segs { offsets: 2, lengths: 3 } };
+    let args = [
+        Value::vector(Buffer::I64((0..n).map(|_| fastrand::i64(-2..2) << 40).collect())),
+        Value::i32s(random_i32s(n, -1000, 1000)),
+        Value::i32s(vec![0]),
+        Value::i32s(vec![n as i32]),
+    ];
+    check(&gpu, &tuple, &args, Some(Scalar::I32), "tuple sort with a 64-bit key");
+}

@@ -10,8 +10,9 @@
 //! so equal digits keep their order: the passes compose, least significant digit first, into
 //! a stable sort.
 //!
-//! Keys are compared as unsigned 32-bit patterns that keep their order: `i32` with its sign
-//! bit flipped, `f32` in the interpreter's order (`float_key`), `bool` as 0 or 1. When the
+//! Keys are compared as unsigned 32-bit (64-bit for `i64`, `f64`) patterns that keep their
+//! order: integers with the sign bit flipped, floats in the interpreter's order (`float_key`),
+//! `bool` as 0 or 1. When the
 //! positions come from more than one segment, their segment ids travel beside them and are
 //! sorted by in the final passes, as the most significant key.
 
@@ -35,13 +36,12 @@ pub enum SortKey {
 }
 
 impl SortKey {
-    /// How many bits of the key a sort must look at, or `None` for a type the GPU sort does
-    /// not order (64-bit keys).
-    pub fn bits(self) -> Option<u32> {
+    /// How many bits of the key a sort must look at.
+    pub fn bits(self) -> u32 {
         match self {
-            SortKey::Data(Scalar::Bool) => Some(1),
-            SortKey::Data(Scalar::I32 | Scalar::F32) | SortKey::Segment => Some(32),
-            SortKey::Data(Scalar::I64 | Scalar::F64) => None,
+            SortKey::Data(Scalar::Bool) => 1,
+            SortKey::Data(Scalar::I32 | Scalar::F32) | SortKey::Segment => 32,
+            SortKey::Data(Scalar::I64 | Scalar::F64) => 64,
         }
     }
 
@@ -64,6 +64,15 @@ const FLOAT_KEY: &str = "fn float_key(b: u32) -> u32 {
 }
 ";
 
+/// `float_key` for `f64`.
+const FLOAT_KEY64: &str = "fn float_key64(b: u64) -> u64 {
+    let magnitude = b & 0x7ffffffffffffffflu;
+    if (magnitude > 0x7ff0000000000000lu) { return 0xfffffffffffffffflu; }
+    if (magnitude == 0lu) { return 0x8000000000000000lu; }
+    return select(b | 0x8000000000000000lu, ~b, b >= 0x8000000000000000lu);
+}
+";
+
 /// Declares the inputs of a pass (`order`, then `segs` if `with_segments`, then `keys` for a
 /// data key) and returns the WGSL of `fn digit(i: u32) -> u32`: element `i`'s digit at shift
 /// `p[2]`.
@@ -72,32 +81,59 @@ fn pass_inputs(w: &mut Writer, key: SortKey, with_segments: bool) -> String {
     if with_segments || key == SortKey::Segment {
         w.bind("segs", "i32", Access::Read);
     }
-    let bits = match key {
-        SortKey::Segment => "u32(segs[i])".to_string(),
+    let mask = DIGITS - 1;
+    match key {
+        SortKey::Segment => {
+            format!("fn digit(i: u32) -> u32 {{ return (u32(segs[i]) >> p[2]) & {mask}u; }}\n")
+        }
         SortKey::Data(t) => {
             w.bind("keys", storage_type(t), Access::Read);
-            pattern(t, "keys[u32(order[i])]")
+            let bits = pattern(t, "keys[u32(order[i])]");
+            if key.bits() == 64 {
+                format!(
+                    "{}fn digit(i: u32) -> u32 {{ return u32(({bits} >> p[2]) & {mask}lu); }}\n",
+                    helpers(t)
+                )
+            } else {
+                format!("{}fn digit(i: u32) -> u32 {{ return ({bits} >> p[2]) & {mask}u; }}\n", helpers(t))
+            }
         }
-    };
-    format!("{FLOAT_KEY}fn digit(i: u32) -> u32 {{ return ({bits} >> p[2]) & {}u; }}\n", DIGITS - 1)
+    }
 }
 
-/// The order-keeping `u32` pattern of the key `x` (a storage value of `t`).
+/// The order-keeping pattern of the key `x` (a storage value of `t`): a `u32`, or a `u64` for
+/// 64-bit keys.
 fn pattern(t: Scalar, x: &str) -> String {
     match t {
         Scalar::I32 => format!("(bitcast<u32>({x}) ^ 0x80000000u)"),
         Scalar::F32 => format!("float_key(bitcast<u32>({x}))"),
-        _ => x.to_string(),
+        Scalar::I64 => format!("(bitcast<u64>({x}) ^ 0x8000000000000000lu)"),
+        Scalar::F64 => format!("float_key64(bitcast<u64>({x}))"),
+        Scalar::Bool => x.to_string(),
+    }
+}
+
+/// The functions `pattern` calls for keys of `t`: 64-bit code only where the key is 64-bit,
+/// since a device without SHADER_INT64 rejects it.
+fn helpers(t: Scalar) -> &'static str {
+    match t {
+        Scalar::F32 => FLOAT_KEY,
+        Scalar::F64 => FLOAT_KEY64,
+        _ => "",
     }
 }
 
 /// `out[i]`: the pattern of key `i`, as an `i32`. An OR and an AND reduction of these tell
 /// which digits vary at all; a pass by a digit that does not vary would change nothing.
+/// For 64-bit keys, `out` is `i64`.
 pub fn key_patterns(t: Scalar) -> Kernel {
     let mut w = Writer::new();
     w.bind("keys", storage_type(t), Access::Read);
-    w.bind("out", "i32", Access::ReadWrite);
-    let main = format!("{FLOAT_KEY}{MAIN_HEADER}    out[i] = bitcast<i32>({});\n}}\n", pattern(t, "keys[i]"));
+    let wide = SortKey::Data(t).bits() == 64;
+    w.bind("out", if wide { "i64" } else { "i32" }, Access::ReadWrite);
+    let cast = if wide { "i64" } else { "i32" };
+    let main =
+        format!("{}{MAIN_HEADER}    out[i] = bitcast<{cast}>({});\n}}\n", helpers(t), pattern(t, "keys[i]"));
     w.finish(format!("key_patterns_{}", t.name()), &main)
 }
 

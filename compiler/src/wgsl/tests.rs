@@ -27,7 +27,7 @@ fn supports(op: ReduceOp, elem: Scalar) -> bool {
 #[test]
 fn every_sort_kernel_validates() {
     use super::sort::{self, SortKey};
-    let keys = [Scalar::I32, Scalar::F32, Scalar::Bool].map(SortKey::Data);
+    let keys = Scalar::ALL.map(SortKey::Data);
     for key in keys.into_iter().chain([SortKey::Segment]) {
         valid(&sort::radix_count(key));
         for carry_segments in [false, true] {
@@ -35,7 +35,7 @@ fn every_sort_kernel_validates() {
         }
     }
     valid(&sort::source_positions());
-    for t in [Scalar::I32, Scalar::F32, Scalar::Bool] {
+    for t in Scalar::ALL {
         valid(&sort::key_patterns(t));
     }
     valid(&sort::permutation_marks());
