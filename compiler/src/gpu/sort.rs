@@ -1,10 +1,11 @@
 //! `SegSortPerm` and `permute`'s check on the device: the radix passes of `wgsl::sort`.
 //!
 //! A sort orders the source positions of the compact layout of its segments. Each key, last
-//! first, takes one pass per 4-bit digit; when there is more than one segment, the segment ids
-//! travel beside the positions and sort last, as the most significant key, so that every
-//! segment ends up in its own place of the compact layout, sorted. Nothing is read back but
-//! the layout's total, which `compact` reads once per descriptor anyway.
+//! first, takes one pass per 4-bit digit in which its keys differ; when there is more than one
+//! segment, the segment ids travel beside the positions and are sorted by last, as the most
+//! significant key, so that every segment ends up in its own place of the compact layout,
+//! sorted. What is read back: the layout's total (which `compact` reads once per descriptor
+//! anyway) and, for each key of 32 or 64 bits, the bits in which its keys differ.
 
 use rowan::TextRange;
 
