@@ -145,19 +145,34 @@ pub fn radix_count(key: SortKey) -> Kernel {
     let digit = pass_inputs(&mut w, key, false);
     w.bind("hist", "i32", Access::ReadWrite);
     let header = block_header();
+    // Per-thread counts, then sums in two steps: no atomics on 16 shared counters that all 256
+    // threads would contend for.
     let main = format!(
-        "var<workgroup> counts: array<atomic<u32>, {DIGITS}>;
+        "var<workgroup> counts: array<u32, {slots}>;
 {digit}
-{header}    if (lid < {DIGITS}u) {{ atomicStore(&counts[lid], 0u); }}
-    workgroupBarrier();
+{header}    let n = p[0];
+    let base = start + lid * {ITEMS}u;
+    var mine: array<u32, {DIGITS}>;
+    for (var d = 0u; d < {DIGITS}u; d++) {{ mine[d] = 0u; }}
     for (var k = 0u; k < {ITEMS}u; k++) {{
-        let i = start + k * 256u + lid;
-        if (i < p[0]) {{ atomicAdd(&counts[digit(i)], 1u); }}
+        if (base + k < n) {{ let d = digit(base + k); mine[d] = mine[d] + 1u; }}
     }}
+    for (var d = 0u; d < {DIGITS}u; d++) {{ counts[d * 256u + lid] = mine[d]; }}
     workgroupBarrier();
-    if (lid < {DIGITS}u && live) {{ hist[lid * p[3] + block] = i32(atomicLoad(&counts[lid])); }}
+    // Thread t adds up 16 threads' counts of digit t / 16.
+    var part = 0u;
+    for (var k = 0u; k < 16u; k++) {{ part = part + counts[(lid / 16u) * 256u + (lid % 16u) * 16u + k]; }}
+    workgroupBarrier();
+    counts[lid] = part;
+    workgroupBarrier();
+    if (lid < {DIGITS}u && live) {{
+        var total = 0u;
+        for (var k = 0u; k < 16u; k++) {{ total = total + counts[lid * 16u + k]; }}
+        hist[lid * p[3] + block] = i32(total);
+    }}
 }}
-"
+",
+        slots = DIGITS * 256
     );
     w.finish(format!("radix_count_{}", key.name()), &main)
 }
