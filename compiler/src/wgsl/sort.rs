@@ -137,17 +137,14 @@ pub fn key_patterns(t: Scalar) -> Kernel {
     w.finish(format!("key_patterns_{}", t.name()), &main)
 }
 
-/// The first half of a pass: block `b`'s count of digit `d` into `hist[d * p[3] + b]`, `p[3]`
-/// being the number of blocks. Its inputs are `order`, then `segs` for the segment key or
-/// `keys` for a data key.
-pub fn radix_count(key: SortKey) -> Kernel {
-    let mut w = Writer::new();
-    let digit = pass_inputs(&mut w, key, false);
-    w.bind("hist", "i32", Access::ReadWrite);
+/// The opening of a pass kernel, whose thread `t` owns `ITEMS` consecutive elements of the
+/// block: `digit`, and `counts[d * 256 + t]`, thread `t`'s count of digit `d`, in workgroup
+/// memory (16 KiB) by the barrier that ends it. Declares `n`, `base` and the block header's
+/// names.
+fn thread_counts(digit: &str) -> String {
     let header = block_header();
-    // Per-thread counts, then sums in two steps: no atomics on 16 shared counters that all 256
-    // threads would contend for.
-    let main = format!(
+    let slots = DIGITS * 256;
+    format!(
         "var<workgroup> counts: array<u32, {slots}>;
 {digit}
 {header}    let n = p[0];
@@ -159,7 +156,22 @@ pub fn radix_count(key: SortKey) -> Kernel {
     }}
     for (var d = 0u; d < {DIGITS}u; d++) {{ counts[d * 256u + lid] = mine[d]; }}
     workgroupBarrier();
-    // Thread t adds up 16 threads' counts of digit t / 16.
+"
+    )
+}
+
+/// The first half of a pass: block `b`'s count of digit `d` into `hist[d * p[3] + b]`, `p[3]`
+/// being the number of blocks. Its inputs are `order`, then `segs` for the segment key or
+/// `keys` for a data key.
+pub fn radix_count(key: SortKey) -> Kernel {
+    let mut w = Writer::new();
+    let digit = pass_inputs(&mut w, key, false);
+    w.bind("hist", "i32", Access::ReadWrite);
+    // Per-thread counts, then sums in two steps: no atomics on 16 shared counters that all 256
+    // threads would contend for.
+    let counted = thread_counts(&digit);
+    let main = format!(
+        "{counted}    // Thread t adds up 16 threads' counts of digit t / 16.
     var part = 0u;
     for (var k = 0u; k < 16u; k++) {{ part = part + counts[(lid / 16u) * 256u + (lid % 16u) * 16u + k]; }}
     workgroupBarrier();
@@ -171,8 +183,7 @@ pub fn radix_count(key: SortKey) -> Kernel {
         hist[lid * p[3] + block] = i32(total);
     }}
 }}
-",
-        slots = DIGITS * 256
+"
     );
     w.finish(format!("radix_count_{}", key.name()), &main)
 }
@@ -194,23 +205,11 @@ pub fn radix_scatter(key: SortKey, carry_segments: bool) -> Kernel {
     } else {
         ""
     };
-    let header = block_header();
-    let slots = DIGITS * 256;
+    // `counts` is then scanned in its order: the block rank of thread t's first element with
+    // digit d.
+    let counted = thread_counts(&digit);
     let main = format!(
-        "// counts[d * 256 + t]: thread t's count of digit d, then (scanned in this order) the
-// block rank of thread t's first element with digit d.
-var<workgroup> counts: array<u32, {slots}>;
-{digit}
-{header}    let n = p[0];
-    let base = start + lid * {ITEMS}u;
-    var mine: array<u32, {DIGITS}>;
-    for (var d = 0u; d < {DIGITS}u; d++) {{ mine[d] = 0u; }}
-    for (var k = 0u; k < {ITEMS}u; k++) {{
-        if (base + k < n) {{ let d = digit(base + k); mine[d] = mine[d] + 1u; }}
-    }}
-    for (var d = 0u; d < {DIGITS}u; d++) {{ counts[d * 256u + lid] = mine[d]; }}
-    workgroupBarrier();
-    // An exclusive scan of all of `counts`: thread t scans slots 16t..16t+15, Hillis-Steele
+        "{counted}    // An exclusive scan of all of `counts`: thread t scans slots 16t..16t+15, Hillis-Steele
     // scans the threads' totals, and each thread adds the total before it.
     var own: array<u32, {DIGITS}>;
     var total = 0u;
