@@ -478,19 +478,18 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         Ok(())
     }
 
+    /// Attributes the device work from now on to `span`, for profiles.
+    fn attribute_to(&self, span: TextRange) {
+        self.gpu.attribute_to(span.start().into(), span.end().into());
+    }
+
     fn all_device(&self, values: &[GValue]) -> bool {
         values.iter().all(|v| matches!(v, GValue::Device(_)))
     }
 
     /// Operands that must all be device arrays.
     fn devices(&self, values: &[GValue], span: TextRange) -> R<Vec<DeviceVec>> {
-        values
-            .iter()
-            .map(|v| match v {
-                GValue::Device(d) => Ok(d.clone()),
-                GValue::Host(_) => Err(internal_at("a host scalar where a vector was expected", span)),
-            })
-            .collect()
+        values.iter().map(|v| self.device(v, span)).collect()
     }
 
     fn count(&mut self, op: &Op, args: &[GValue], result: Option<&GValue>) {
@@ -533,7 +532,7 @@ impl Machine for GpuMachine<'_, '_> {
         frame: &mut Frame<GValue>,
         span: TextRange,
     ) -> R<Option<GValue>> {
-        self.gpu.attribute_to(span.start().into(), span.end().into());
+        self.attribute_to(span);
         let operands = op.operands();
         let args = operands.iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;
         let on_device = args.iter().any(|a| matches!(a, GValue::Device(_)));
@@ -586,7 +585,7 @@ impl Machine for GpuMachine<'_, '_> {
     }
 
     fn element_loop(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<GValue>) -> R<Vec<GValue>> {
-        self.gpu.attribute_to(stmt.span.start().into(), stmt.span.end().into());
+        self.attribute_to(stmt.span);
         self.run_element_loop(f, stmt, frame)
     }
 
@@ -607,7 +606,7 @@ impl Machine for GpuMachine<'_, '_> {
     }
 
     fn truth(&mut self, value: &GValue, span: TextRange) -> R<bool> {
-        self.gpu.attribute_to(span.start().into(), span.end().into());
+        self.attribute_to(span);
         match self.host_scalar(value, span)? {
             ScalarValue::Bool(b) => Ok(b),
             _ => Err(internal_at("a condition that is not a bool", span)),
@@ -615,7 +614,7 @@ impl Machine for GpuMachine<'_, '_> {
     }
 
     fn to_host(&mut self, values: Vec<GValue>, span: TextRange) -> R<Vec<cpu::Value>> {
-        self.gpu.attribute_to(span.start().into(), span.end().into());
+        self.attribute_to(span);
         values.iter().map(|v| self.host_value(v, span)).collect()
     }
 

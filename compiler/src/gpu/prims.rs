@@ -167,7 +167,7 @@ impl GpuMachine<'_, '_> {
     }
 
     /// An operand that must be a device array.
-    fn device(&mut self, value: &GValue, span: TextRange) -> R<DeviceVec> {
+    pub(super) fn device(&self, value: &GValue, span: TextRange) -> R<DeviceVec> {
         match value {
             GValue::Device(v) => Ok(v.clone()),
             GValue::Host(_) => Err(internal_at("a host scalar where a vector was expected", span)),

@@ -558,7 +558,7 @@ impl Gpu {
             // The launch goes alone, after everything before it has finished.
             self.wait()?;
         }
-        let source = self.source.load(Ordering::Relaxed);
+        let source = self.current_source();
         let name = pipeline.name.clone();
         let full = {
             let mut batch = lock(&self.batch);
@@ -571,18 +571,14 @@ impl Gpu {
                 params: offset,
                 words: words.len(),
                 groups: (x as u32, y as u32),
-                source: ((source >> 32) as u32, source as u32),
+                source,
             });
             batch.commands.len() >= BATCH_LIMIT
         };
         if clock == Some(ProfileClock::WallClock) {
             let start = Instant::now();
             self.wait()?;
-            let timing = KernelTiming {
-                kernel: name,
-                source: ((source >> 32) as u32, source as u32),
-                time: start.elapsed(),
-            };
+            let timing = KernelTiming { kernel: name, source, time: start.elapsed() };
             if let Some(profile) = lock(&self.profile).as_mut() {
                 profile.timings.push(timing);
             }
@@ -619,9 +615,14 @@ impl Gpu {
     fn count_traffic(&self, count: impl FnOnce(&mut Traffic)) -> Option<ProfileClock> {
         let mut profile = lock(&self.profile);
         let profile = profile.as_mut()?;
-        let source = self.source.load(Ordering::Relaxed);
-        count(profile.sources.entry(((source >> 32) as u32, source as u32)).or_default());
+        count(profile.sources.entry(self.current_source()).or_default());
         Some(profile.clock)
+    }
+
+    /// The source range `attribute_to` set last.
+    fn current_source(&self) -> (u32, u32) {
+        let packed = self.source.load(Ordering::Relaxed);
+        ((packed >> 32) as u32, packed as u32)
     }
 
     /// Attributes the launches and read-backs from now on to the source range `start..end`,
