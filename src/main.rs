@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use weft_compiler::check::{CheckConfig, OutputFormat, check_sources};
 use weft_compiler::diagnostics::render_text;
 use weft_compiler::driver::{self, Backend, RunError};
-use weft_compiler::{Diagnostic, SourceFile, flatten, gpu, interp};
+use weft_compiler::{Diagnostic, SourceFile, flatten, fuse, gpu, interp};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -67,6 +67,20 @@ enum Command {
         #[command(flatten)]
         schedule: ScheduleArgs,
     },
+    /// Print the fusion plan of a file's program: its kernels, what each reads and writes,
+    /// and why adjacent ops stayed apart. Needs no GPU.
+    Fusion {
+        /// The `.weft` file.
+        file: PathBuf,
+        /// How to print the plan.
+        #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
+        format: PlanFormat,
+        /// Storage buffers one kernel may bind (the adapter's limit; WebGPU guarantees 8).
+        #[arg(long, default_value_t = weft_compiler::fuse::PORTABLE_BINDINGS)]
+        max_bindings: u32,
+        #[command(flatten)]
+        schedule: ScheduleArgs,
+    },
     /// Print the flattened, segmented IR of a file's program.
     Ir {
         /// The `.weft` file.
@@ -95,13 +109,41 @@ struct ScheduleArgs {
     /// (piecewise execution, which bounds its memory); 0 runs all elements at once.
     #[arg(long, default_value_t = flatten::DEFAULT_PIECE_SIZE)]
     piece_size: u32,
+    /// How ops are grouped into kernels: one per op, greedily, or by the integer linear
+    /// program.
+    #[arg(long, value_enum, default_value_t = FusionArg::Ilp)]
+    fusion: FusionArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FusionArg {
+    /// One kernel per IR op.
+    None,
+    /// Greedy top-down: each candidate pair, in program order, fused when it can be.
+    Greedy,
+    /// Nessie's integer linear program (bounded; greedy past the bound).
+    Ilp,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PlanFormat {
+    Text,
+    Json,
+    Dot,
+    Svg,
 }
 
 impl ScheduleArgs {
     fn options(self) -> flatten::Options {
+        let strategy = match self.fusion {
+            FusionArg::None => fuse::Strategy::None,
+            FusionArg::Greedy => fuse::Strategy::Greedy,
+            FusionArg::Ilp => fuse::Strategy::Ilp,
+        };
         flatten::Options {
             sequential_inner: self.sequential_inner,
             piece_size: self.piece_size,
+            fusion: fuse::Options { strategy, ..fuse::Options::default() },
             ..flatten::Options::default()
         }
     }
@@ -139,6 +181,11 @@ fn main() -> ExitCode {
         Command::Devices => devices(),
         Command::Wgsl { file, schedule } => wgsl(&file, schedule.options()),
         Command::Ir { file, schedule } => ir(&file, schedule.options()),
+        Command::Fusion { file, format, max_bindings, schedule } => {
+            let mut options = schedule.options();
+            options.fusion.max_bindings = max_bindings;
+            fusion(&file, format, options)
+        }
         Command::Dev { after, file } => dev(&file, &after),
     }
 }
@@ -407,6 +454,21 @@ fn wgsl(path: &Path, options: flatten::Options) -> ExitCode {
             out.push('\n');
         }
         if failures.is_empty() { Ok(out) } else { Err(failures) }
+    })
+}
+
+/// `weft fusion FILE`: the plan, in the format asked for.
+fn fusion(path: &Path, format: PlanFormat, options: flatten::Options) -> ExitCode {
+    show(path, |db, file| {
+        let (_, plan) = driver::fused_program_with(db, file, options)?;
+        let mut plan = plan.into_owned();
+        plan.locate(file.text(db));
+        Ok(match format {
+            PlanFormat::Text => plan.to_text(),
+            PlanFormat::Json => plan.to_json() + "\n",
+            PlanFormat::Dot => plan.to_dot(),
+            PlanFormat::Svg => plan.to_svg(),
+        })
     })
 }
 

@@ -59,6 +59,12 @@ pub(crate) trait Machine {
 
     /// The walker entered or left a call: `depth` calls are now open.
     fn call_depth(&mut self, _depth: usize) {}
+
+    /// Runs a fused kernel as one unit, setting its outputs in `frame`, and says whether it
+    /// did; if not, the walker runs the kernel's ops one at a time.
+    fn kernel(&mut self, _f: &Function, _stmt: &Stmt, _frame: &mut Frame<Self::Value>) -> R<bool> {
+        Ok(false)
+    }
 }
 
 /// Runs a program's functions on a machine.
@@ -122,6 +128,7 @@ fn stmt_dests(stmt: &Stmt) -> Vec<VarId> {
         | StmtKind::While { dests, .. }
         | StmtKind::ElementLoop { dests, .. }
         | StmtKind::Call { dests, .. } => dests.clone(),
+        StmtKind::Kernel(kernel) => kernel.outputs.clone(),
         StmtKind::Print { .. } => Vec::new(),
     }
 }
@@ -242,6 +249,18 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
                 self.machine.counters().ops_run += 1;
                 assign(frame, dests, results, span)?;
             }
+            StmtKind::Kernel(kernel) => {
+                if !self.machine.kernel(f, stmt, frame)? {
+                    for member in &kernel.body {
+                        self.stmt(f, frame, member)?;
+                    }
+                    for v in kernel.defined() {
+                        if !kernel.outputs.contains(&v) {
+                            set_none(frame, v);
+                        }
+                    }
+                }
+            }
             StmtKind::Call { func, args, dests } => {
                 let values = args.iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;
                 self.machine.counters().calls += 1;
@@ -290,6 +309,12 @@ pub(crate) fn set<V>(frame: &mut Frame<V>, var: VarId, value: V, span: TextRange
             Ok(())
         }
         None => Err(internal_at(format!("variable %{var} does not exist"), span)),
+    }
+}
+
+fn set_none<V>(frame: &mut Frame<V>, var: VarId) {
+    if let Some(slot) = frame.get_mut(var as usize) {
+        *slot = None;
     }
 }
 

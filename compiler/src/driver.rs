@@ -9,7 +9,7 @@ use crate::db::{Db, SourceFile};
 use crate::diagnostics::Diagnostic;
 use crate::infer::{function_types, top_level_types};
 use crate::items::file_functions;
-use crate::{core, cpu, flatten, gpu, hir, interp, ir, mono};
+use crate::{core, cpu, flatten, fuse, gpu, hir, interp, ir, mono};
 
 /// The executors `weft run` can use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,18 +76,36 @@ pub fn flat_program(db: &dyn Db, file: SourceFile) -> Result<&ir::Program, Vec<D
     flatten::ir_program(db, file).as_ref().map_err(Clone::clone)
 }
 
-/// `flat_program` with the schedule `options` ask for. The default schedule's program is the
-/// database's; another is flattened afresh each time.
+/// The program the executors run: flattened with the schedule `options` ask for, then fused
+/// as `options.fusion` says. The default options' program is the database's; others are
+/// built afresh each time.
 pub fn flat_program_with(
     db: &dyn Db,
     file: SourceFile,
     options: flatten::Options,
 ) -> Result<Cow<'_, ir::Program>, Vec<Diagnostic>> {
+    fused_program_with(db, file, options).map(|(program, _)| program)
+}
+
+/// `flat_program_with`, and the fusion plan that chose its kernels.
+pub fn fused_program_with(
+    db: &dyn Db,
+    file: SourceFile,
+    options: flatten::Options,
+) -> Result<(Cow<'_, ir::Program>, Cow<'_, fuse::plan::FusionPlan>), Vec<Diagnostic>> {
     if options == flatten::Options::default() {
-        return flat_program(db, file).map(Cow::Borrowed);
+        let (program, plan) = fuse::fused_program(db, file).as_ref().map_err(Clone::clone)?;
+        return Ok((Cow::Borrowed(program), Cow::Borrowed(plan)));
     }
-    let program = compile(db, file)?;
-    flatten::flatten_with(program, options).map(Cow::Owned).map_err(|d| vec![d])
+    let flat_options = flatten::Options { fusion: fuse::Options::default(), ..options };
+    let flat = if flat_options == flatten::Options::default() {
+        Cow::Borrowed(flat_program(db, file)?)
+    } else {
+        let program = compile(db, file)?;
+        Cow::Owned(flatten::flatten_with(program, flat_options).map_err(|d| vec![d])?)
+    };
+    let (program, plan) = fuse::fuse(&flat, options.fusion);
+    Ok((Cow::Owned(program), Cow::Owned(plan)))
 }
 
 /// Runs a file on the CPU executor and gives its counters: how many ops ran, over how many
@@ -143,8 +161,11 @@ fn run_on_shared_gpu(
     host: &mut dyn interp::Host,
     run: GpuRun,
 ) -> Result<gpu::Report, RunError> {
-    let program = flat_program_with(db, file, options).map_err(RunError::Compile)?;
     let device = gpu::shared_gpu().map_err(|e| RunError::NoDevice(e.0))?;
+    // Kernels may bind as many storage buffers as this adapter allows.
+    let mut options = options;
+    options.fusion.max_bindings = device.limits.max_storage_buffers_per_shader_stage;
+    let program = flat_program_with(db, file, options).map_err(RunError::Compile)?;
     run(device, &program, host).map_err(RunError::Runtime)
 }
 

@@ -181,6 +181,7 @@ impl Stmt {
                     }
                 }
             }
+            StmtKind::Kernel(kernel) => out.extend(kernel.inputs()),
         }
     }
 }
@@ -204,6 +205,7 @@ impl Block {
                     1 + cond.op_count() + body.op_count()
                 }
                 StmtKind::Call { .. } | StmtKind::Print { .. } => 1,
+                StmtKind::Kernel(kernel) => kernel.body.len(),
             })
             .sum()
     }
@@ -267,6 +269,45 @@ pub enum StmtKind {
     Print {
         items: Vec<PrintItem>,
     },
+    /// Ops the fusion pass (`fuse`) chose to run as one kernel.
+    Kernel(Box<FusedKernel>),
+}
+
+/// A fused kernel: `body` holds its ops in program order, all over one index space
+/// (element-wise ops, checks, `iota`, `replicate`, and reductions of what they compute).
+/// `outputs` are the variables the body defines that are read after it; the others live only
+/// inside the kernel. An executor may also run the body one op at a time.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FusedKernel {
+    /// The plan's stable name for it (`k3_map_reduce`).
+    pub name: String,
+    pub body: Vec<Stmt>,
+    pub outputs: Vec<VarId>,
+}
+
+impl FusedKernel {
+    /// The variables the body defines.
+    pub fn defined(&self) -> Vec<VarId> {
+        self.body
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::Op { dest, .. } => *dest,
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The variables the body reads that it does not define, in order of first use.
+    pub fn inputs(&self) -> Vec<VarId> {
+        let defined = self.defined();
+        let mut inputs = Vec::new();
+        for stmt in &self.body {
+            stmt.reads(&mut inputs);
+        }
+        let mut seen = std::collections::HashSet::new();
+        inputs.retain(|v| !defined.contains(v) && seen.insert(*v));
+        inputs
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -755,6 +796,16 @@ fn write_block(out: &mut String, function: &Function, block: &Block, depth: usiz
                     .collect();
                 let _ = writeln!(out, "{pad}print {} {at}", items.join(", "));
             }
+            StmtKind::Kernel(kernel) => {
+                let _ = writeln!(
+                    out,
+                    "{pad}({}) = kernel {} {at}",
+                    vars(function, &kernel.outputs),
+                    kernel.name
+                );
+                let body = Block { stmts: kernel.body.clone(), results: kernel.outputs.clone() };
+                write_block(out, function, &body, depth + 1);
+            }
         }
     }
     let _ = writeln!(out, "{pad}=> ({})", vars(function, &block.results));
@@ -992,6 +1043,27 @@ impl Checker<'_> {
                             return Err(format!("printed value does not have the layout of {ty}"));
                         }
                     }
+                }
+            }
+            StmtKind::Kernel(kernel) => {
+                for member in &kernel.body {
+                    if !matches!(member.kind, StmtKind::Op { .. }) {
+                        return Err(format!("kernel {} holds a statement that is not an op", kernel.name));
+                    }
+                    self.stmt(member)?;
+                }
+                // What the kernel does not write out does not exist after it.
+                for v in kernel.defined() {
+                    if !kernel.outputs.contains(&v) {
+                        self.defined[v as usize] = false;
+                    }
+                }
+                if let Some(&v) = kernel.outputs.iter().find(|&&v| !self.defined[v as usize]) {
+                    return Err(format!(
+                        "kernel {} writes out {}, which it does not define",
+                        kernel.name,
+                        var_name(self.function, v)
+                    ));
                 }
             }
         }

@@ -173,6 +173,8 @@ impl Pass {
                     self.seen = outer;
                 }
                 StmtKind::Call { args, .. } => self.vars(args),
+                // Fusion runs after simplification, so there are no kernels yet.
+                StmtKind::Kernel(_) => {}
                 StmtKind::Print { items } => {
                     for item in items {
                         if let PrintItem::Value { vars, .. } = item {

@@ -204,6 +204,22 @@ pub(crate) fn statement_error(stmt: &Stmt, vars: usize, frame: &Frame<Value>) ->
             kernels::run_op(op, &args).map(|_| ()).map_err(|e| at(e, stmt.span))
         }
         StmtKind::ElementLoop { .. } => element_loop_stmt(stmt, vars, frame).map(|_| ()),
+        // A fused kernel's ops, in order: the first to fail is the error.
+        StmtKind::Kernel(kernel) => {
+            let mut local = frame.clone();
+            for member in &kernel.body {
+                if let StmtKind::Op { dest, op } = &member.kind {
+                    let operands = op.operands();
+                    let args = operands.iter().map(|&v| get(&local, v, member.span).map(Value::materialized));
+                    let args = args.collect::<R<Vec<_>>>()?;
+                    let result = kernels::run_op(op, &args).map_err(|e| at(e, member.span))?;
+                    if let (Some(d), Some(value)) = (dest, result) {
+                        set(&mut local, *d, value, member.span)?;
+                    }
+                }
+            }
+            Ok(())
+        }
         _ => Ok(()),
     }
 }

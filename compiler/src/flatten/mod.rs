@@ -66,6 +66,8 @@ pub struct Options {
     /// CPU executor, may panic or allocate without bound (a negative count). Only for measuring
     /// what the checks of correct programs cost; no command offers it.
     pub without_checks: bool,
+    /// How the flat program's ops are grouped into kernels afterwards (`fuse`).
+    pub fusion: crate::fuse::Options,
 }
 
 impl Default for Options {
@@ -75,6 +77,7 @@ impl Default for Options {
             piece_size: DEFAULT_PIECE_SIZE,
             keep_index_checks: false,
             without_checks: false,
+            fusion: crate::fuse::Options::default(),
         }
     }
 }

@@ -17,6 +17,7 @@ fn op_names(program: &ir::Program) -> Vec<String> {
         for stmt in &block.stmts {
             match &stmt.kind {
                 StmtKind::Op { op, .. } => out.push(op.name()),
+                StmtKind::Kernel(kernel) => walk(&ir::Block { stmts: kernel.body.clone(), results: vec![] }, out),
                 StmtKind::If { then, otherwise, .. } => {
                     walk(then, out);
                     walk(otherwise, out);
@@ -52,7 +53,7 @@ fn control(program: &ir::Program) -> (usize, usize, usize) {
                 }
                 StmtKind::ElementLoop { .. } => out.1 += 1,
                 StmtKind::Call { .. } => out.2 += 1,
-                StmtKind::Op { .. } | StmtKind::Print { .. } => {}
+                StmtKind::Op { .. } | StmtKind::Print { .. } | StmtKind::Kernel(_) => {}
             }
         }
     }

@@ -20,6 +20,7 @@
 //! operands back and runs it on the CPU executor, which gives the interpreter's exact code,
 //! message and span.
 
+mod fused;
 mod prims;
 mod sort;
 mod value;
@@ -501,6 +502,7 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
 fn stmt_name(stmt: &Stmt) -> String {
     match &stmt.kind {
         StmtKind::Op { op, .. } => op.name(),
+        StmtKind::Kernel(kernel) => format!("kernel {}", kernel.name),
         _ => "an element loop".into(),
     }
 }
@@ -587,6 +589,10 @@ impl Machine for GpuMachine<'_, '_> {
     fn element_loop(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<GValue>) -> R<Vec<GValue>> {
         self.attribute_to(stmt.span);
         self.run_element_loop(f, stmt, frame)
+    }
+
+    fn kernel(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<GValue>) -> R<bool> {
+        self.run_kernel(f, stmt, frame)
     }
 
     fn call_depth(&mut self, depth: usize) {

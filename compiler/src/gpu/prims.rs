@@ -461,7 +461,7 @@ impl CompactLayout {
 }
 
 /// A launch's parameter words: `params`, padded with zeros to the first host scalar's slot.
-fn param_words(params: &[u32]) -> Vec<u32> {
+pub(super) fn param_words(params: &[u32]) -> Vec<u32> {
     let mut words = params.to_vec();
     words.resize(words.len().max(wgsl::FIRST_SCALAR), 0);
     words

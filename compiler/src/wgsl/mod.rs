@@ -18,6 +18,7 @@
 //!
 //! Nothing here waits on another workgroup, and every loop has a bound known at launch.
 
+pub mod fused;
 pub mod prims;
 pub mod program;
 pub mod scalar;

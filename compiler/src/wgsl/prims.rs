@@ -24,7 +24,7 @@ pub const ITEMS: u32 = 16;
 pub const BLOCK: u32 = super::WORKGROUP * ITEMS;
 
 /// `op` on storage values of `elem`: the combining function's WGSL and the identity.
-fn combine(op: ReduceOp, elem: Scalar) -> (String, String) {
+pub(super) fn combine(op: ReduceOp, elem: Scalar) -> (String, String) {
     let t = storage_type(elem);
     let float = matches!(elem, Scalar::F32 | Scalar::F64);
     let body = match op {

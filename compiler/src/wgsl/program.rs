@@ -69,6 +69,25 @@ fn block_kernels(f: &Function, block: &Block, push: &mut dyn FnMut(TextRange, Ke
                     push(stmt.span, kernel);
                 }
             }
+            StmtKind::Kernel(kernel) => {
+                let inputs: Vec<(VarId, Operand)> = kernel
+                    .inputs()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, v)| {
+                        let ty = f.ty(v);
+                        let operand = match (ty.is_vector(), ty.elem) {
+                            (true, t) => Operand::Whole(t),
+                            (false, t @ (Scalar::I64 | Scalar::F64)) => Operand::DeviceScalar(t),
+                            (false, t) => Operand::Param(t, k),
+                        };
+                        (v, operand)
+                    })
+                    .collect();
+                if let Ok(code) = super::fused::fused_kernel(f, kernel, &inputs) {
+                    push(stmt.span, code.kernel);
+                }
+            }
             StmtKind::Call { .. } | StmtKind::Print { .. } => {}
         }
     }

@@ -1,0 +1,485 @@
+//! One control region (a block's straight-line statements) as the fusion problem sees it:
+//! which statements could join a kernel, which index space each works over, the dataflow
+//! between them, and the candidate pairs with what fusing them would save.
+//!
+//! Index spaces are length classes: element-wise ops have operands of one length (an IR
+//! invariant), so a union-find over their operands and results groups the vectors that are
+//! known to have the same length, without knowing the length.
+
+use std::collections::HashMap;
+
+use crate::core::BinaryOp;
+use crate::ir::{Block, Check, Function, Op, Stmt, StmtKind, VarId};
+use crate::types::Scalar;
+
+/// What a statement can be in a fused kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// Element-wise over one index space: a MAP in Nessie's terms (checks, `iota` and
+    /// `replicate` included).
+    Map,
+    /// A reduction of a vector to one scalar: REDUCE.
+    Reduce,
+    /// A vector op that runs as its own kernel or primitive passes (`scan`, `pack`, ...).
+    Alone(String),
+    /// Host work: scalar ops, prints, control flow, calls.
+    Host,
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub role: Role,
+    /// The index space (length class) a `Map` or `Reduce` works over.
+    pub class: Option<usize>,
+    /// It may stop the program (a check, integer division): its order among effects matters.
+    pub effect: bool,
+    pub defs: Vec<VarId>,
+    pub reads: Vec<VarId>,
+    /// A gather's source, which it reads at any index, not element by element.
+    pub gathers: Option<VarId>,
+}
+
+impl Node {
+    pub fn fusable(&self) -> bool {
+        matches!(self.role, Role::Map | Role::Reduce)
+    }
+}
+
+/// Two statements that could share a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pair {
+    pub a: usize,
+    pub b: usize,
+    /// `b` reads what `a` computes (vertical fusion); otherwise they are siblings that read a
+    /// common input (horizontal fusion).
+    pub vertical: bool,
+    /// Nessie's `sr`: arrays passed between them, or read by both.
+    pub shared: u32,
+}
+
+/// Why two adjacent statements cannot share a kernel, whatever the strategy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blocker {
+    /// They work over index spaces not known to be equal.
+    IndexSpaces,
+    /// The producer's kind cannot flow into the consumer's in one kernel (a cell of the
+    /// compatibility table: producer, consumer).
+    Incompatible(&'static str, &'static str),
+    /// One of them has no fused form.
+    NoFusedForm(String),
+    /// The consumer gathers from the producer's result: it reads elements other threads
+    /// compute.
+    RandomAccess,
+}
+
+impl Blocker {
+    pub fn describe(&self) -> String {
+        match self {
+            Blocker::IndexSpaces => "different index spaces: their lengths are not known to be equal".into(),
+            Blocker::Incompatible(from, to) => {
+                format!("{from} -> {to} is not fusable: the consumer needs the whole result first")
+            }
+            Blocker::NoFusedForm(op) => format!("`{op}` runs as its own primitive passes, with no fused form"),
+            Blocker::RandomAccess => {
+                "the consumer gathers from the producer's result at any index, which other threads compute".into()
+            }
+        }
+    }
+}
+
+pub struct Region<'a> {
+    pub f: &'a Function,
+    pub block: &'a Block,
+    pub nodes: Vec<Node>,
+    /// `preds[j]`: the statements `j` depends on directly (dataflow, or the order of effects).
+    pub preds: Vec<Vec<usize>>,
+    /// `reach[i][j]`: a path of dependencies leads from `i` to `j`.
+    pub reach: Vec<Vec<bool>>,
+    pub pairs: Vec<Pair>,
+    /// Dataflow edges between vector statements that can never share a kernel.
+    pub blocked: Vec<(usize, usize, Blocker)>,
+    /// Scalars known to be on the host (parameters of a launch, not bindings).
+    pub host_scalars: Vec<bool>,
+    /// Each vector's length class, and per class the variable that names its length.
+    class_of: HashMap<VarId, usize>,
+    namer: HashMap<usize, VarId>,
+}
+
+impl<'a> Region<'a> {
+    pub fn new(f: &'a Function, block: &'a Block, host_scalars: &[bool]) -> Region<'a> {
+        let mut classes = Classes::default();
+        let nodes: Vec<Node> = block.stmts.iter().map(|s| node(f, s, &mut classes)).collect();
+        let nodes: Vec<Node> = nodes
+            .into_iter()
+            .map(|mut n| {
+                n.class = n.class.map(|c| classes.find(c));
+                n
+            })
+            .collect();
+        let preds = dependencies(&nodes);
+        let reach = reachability(&preds);
+        let mut class_of = HashMap::new();
+        let mut namer: HashMap<usize, VarId> = HashMap::new();
+        let mut vars: Vec<VarId> = classes.of_var.keys().copied().collect();
+        vars.sort_unstable();
+        for v in vars {
+            let c = classes.var(v);
+            class_of.insert(v, c);
+            namer.entry(c).or_insert(v);
+        }
+        let mut region = Region {
+            class_of,
+            namer,
+            f,
+            block,
+            nodes,
+            preds,
+            reach,
+            pairs: Vec::new(),
+            blocked: Vec::new(),
+            host_scalars: host_scalars.to_vec(),
+        };
+        region.find_pairs();
+        region
+    }
+
+    /// Candidate pairs (same index space, compatible kinds) and blocked dataflow edges.
+    fn find_pairs(&mut self) {
+        let n = self.nodes.len();
+        for b in 0..n {
+            for a in 0..b {
+                let (na, nb) = (&self.nodes[a], &self.nodes[b]);
+                let passed = na.defs.iter().filter(|d| nb.reads.contains(d)).count() as u32;
+                let vector_flow = passed > 0 && na.defs.iter().any(|&d| self.f.ty(d).is_vector());
+                if passed > 0 {
+                    let gathered = nb.gathers.is_some_and(|g| na.defs.contains(&g));
+                    let blocker = if gathered && na.fusable() { Some(Blocker::RandomAccess) } else { blocker(na, nb) };
+                    if let Some(blocker) = blocker {
+                        if na.role != Role::Host && nb.role != Role::Host && (vector_flow || na.fusable()) {
+                            self.blocked.push((a, b, blocker));
+                        }
+                        continue;
+                    }
+                    self.pairs.push(Pair { a, b, vertical: true, shared: passed });
+                    continue;
+                }
+                let both = na.fusable() && nb.fusable() && na.class == nb.class;
+                // Two effects in a row (two checks): one kernel keeps their order, since a
+                // failure is explained by running its ops in order.
+                if both && na.effect && nb.effect && self.preds[b].contains(&a) {
+                    self.pairs.push(Pair { a, b, vertical: true, shared: 0 });
+                    continue;
+                }
+                if !both || self.reach[a][b] {
+                    continue;
+                }
+                let common = na
+                    .reads
+                    .iter()
+                    .filter(|v| self.f.ty(**v).is_vector() && nb.reads.contains(v))
+                    .count() as u32;
+                if common > 0 {
+                    self.pairs.push(Pair { a, b, vertical: false, shared: common });
+                }
+            }
+        }
+    }
+
+    /// The length of vector `v`, named by the first vector known to have the same length.
+    pub fn length_name(&self, v: VarId) -> String {
+        let named = self.class_of.get(&v).and_then(|c| self.namer.get(c)).copied().unwrap_or(v);
+        format!("len({})", super::var_label(self.f, named))
+    }
+
+    /// Whether `i` reaches `j` through a statement outside `members`: then the two cannot
+    /// share a kernel, which would have to run both before and after that statement.
+    pub fn path_outside(&self, members: &[bool], i: usize, j: usize) -> Option<usize> {
+        (i + 1..j).find(|&x| !members[x] && self.reach[i][x] && self.reach[x][j])
+    }
+
+    /// The storage buffers a kernel of `members` binds: the parameters, every vector (or
+    /// possibly device-resident scalar) it reads from outside, every value it writes out, the
+    /// partial results of each reduction, and the error record if something in it can fail.
+    pub fn bindings(&self, members: &[bool]) -> u32 {
+        let mut inputs: Vec<VarId> = Vec::new();
+        let mut outputs = 0;
+        let mut reduces = 0;
+        let mut fails = false;
+        for (i, node) in self.nodes.iter().enumerate().filter(|(i, _)| members[*i]) {
+            fails |= node.effect;
+            if node.role == Role::Reduce {
+                reduces += 1;
+            }
+            for &v in &node.reads {
+                let inside = self.defined_by(members, v, i);
+                if !inside && !self.is_param(v) && !inputs.contains(&v) {
+                    inputs.push(v);
+                }
+            }
+            outputs += node.defs.iter().filter(|&&d| self.read_outside(members, d)).count() as u32;
+        }
+        1 + inputs.len() as u32 + outputs + reduces + u32::from(fails)
+    }
+
+    /// Whether `v`, as read by statement `at`, is defined by a member before it.
+    fn defined_by(&self, members: &[bool], v: VarId, at: usize) -> bool {
+        (0..at).rev().find(|&k| self.nodes[k].defs.contains(&v)).is_some_and(|k| members[k])
+    }
+
+    /// A scalar that travels in the parameter slots: on the host, and 32 bits wide.
+    fn is_param(&self, v: VarId) -> bool {
+        let ty = self.f.ty(v);
+        !ty.is_vector()
+            && !matches!(ty.elem, Scalar::I64 | Scalar::F64)
+            && self.host_scalars.get(v as usize).copied().unwrap_or(false)
+    }
+
+    /// Whether a value that members define is read after them by someone else: it must be
+    /// written out.
+    pub fn read_outside(&self, members: &[bool], v: VarId) -> bool {
+        let Some(def) = self.nodes.iter().position(|n| n.defs.contains(&v)) else {
+            return false;
+        };
+        if !members[def] {
+            return false;
+        }
+        let read_later = self.nodes.iter().enumerate().skip(def + 1).any(|(k, n)| !members[k] && n.reads.contains(&v));
+        read_later || self.block.results.contains(&v)
+    }
+}
+
+fn blocker(a: &Node, b: &Node) -> Option<Blocker> {
+    let name = |n: &Node| match &n.role {
+        Role::Map => "map",
+        Role::Reduce => "reduce",
+        Role::Alone(_) | Role::Host => "op",
+    };
+    match (&a.role, &b.role) {
+        (Role::Alone(op), _) | (_, Role::Alone(op)) => Some(Blocker::NoFusedForm(op.clone())),
+        (Role::Host, _) | (_, Role::Host) => Some(Blocker::NoFusedForm("host".into())),
+        (Role::Reduce, _) => Some(Blocker::Incompatible(name(a), name(b))),
+        _ if a.class != b.class => Some(Blocker::IndexSpaces),
+        _ => None,
+    }
+}
+
+/// The direct dependencies of each statement: read after write, write after read, write
+/// after write, and program order among effects.
+fn dependencies(nodes: &[Node]) -> Vec<Vec<usize>> {
+    let mut preds = vec![Vec::new(); nodes.len()];
+    let mut last_def: HashMap<VarId, usize> = HashMap::new();
+    let mut readers: HashMap<VarId, Vec<usize>> = HashMap::new();
+    let mut last_effect = None;
+    for (j, node) in nodes.iter().enumerate() {
+        let mut add = |i: usize| {
+            if i != j && !preds[j].contains(&i) {
+                preds[j].push(i);
+            }
+        };
+        for v in &node.reads {
+            if let Some(&i) = last_def.get(v) {
+                add(i);
+            }
+        }
+        for d in &node.defs {
+            if let Some(&i) = last_def.get(d) {
+                add(i);
+            }
+            for &r in readers.get(d).map(Vec::as_slice).unwrap_or(&[]) {
+                add(r);
+            }
+        }
+        if node.effect {
+            if let Some(i) = last_effect {
+                add(i);
+            }
+            last_effect = Some(j);
+        }
+        for v in &node.reads {
+            readers.entry(*v).or_default().push(j);
+        }
+        for d in &node.defs {
+            last_def.insert(*d, j);
+            readers.remove(d);
+        }
+    }
+    preds
+}
+
+fn reachability(preds: &[Vec<usize>]) -> Vec<Vec<bool>> {
+    let n = preds.len();
+    let mut reach = vec![vec![false; n]; n];
+    // Statements only depend on earlier ones, so one pass in order closes the relation.
+    for j in 0..n {
+        for &i in &preds[j] {
+            reach[i][j] = true;
+            for k in 0..i {
+                if reach[k][i] {
+                    reach[k][j] = true;
+                }
+            }
+        }
+    }
+    reach
+}
+
+/// Length classes, by union-find over vector variables (and `iota`/`replicate` lengths).
+#[derive(Default)]
+struct Classes {
+    parent: Vec<usize>,
+    of_var: HashMap<VarId, usize>,
+    of_len: HashMap<VarId, usize>,
+}
+
+impl Classes {
+    fn fresh(&mut self) -> usize {
+        self.parent.push(self.parent.len());
+        self.parent.len() - 1
+    }
+
+    fn find(&mut self, mut c: usize) -> usize {
+        while self.parent[c] != c {
+            self.parent[c] = self.parent[self.parent[c]];
+            c = self.parent[c];
+        }
+        c
+    }
+
+    fn var(&mut self, v: VarId) -> usize {
+        if let Some(&c) = self.of_var.get(&v) {
+            return self.find(c);
+        }
+        let c = self.fresh();
+        self.of_var.insert(v, c);
+        c
+    }
+
+    fn len(&mut self, len: VarId) -> usize {
+        if let Some(&c) = self.of_len.get(&len) {
+            return self.find(c);
+        }
+        let c = self.fresh();
+        self.of_len.insert(len, c);
+        c
+    }
+
+    fn union(&mut self, a: usize, b: usize) -> usize {
+        let (a, b) = (self.find(a), self.find(b));
+        self.parent[b] = a;
+        a
+    }
+}
+
+fn node(f: &Function, stmt: &Stmt, classes: &mut Classes) -> Node {
+    let mut reads = Vec::new();
+    stmt.reads(&mut reads);
+    reads.dedup();
+    let (defs, role, class, effect) = match &stmt.kind {
+        StmtKind::Op { dest, op } => {
+            let (role, class) = op_role(f, *dest, op, classes);
+            (dest.iter().copied().collect(), role, class, op_may_fail(f, op))
+        }
+        StmtKind::If { dests, .. }
+        | StmtKind::While { dests, .. }
+        | StmtKind::Call { dests, .. }
+        | StmtKind::ElementLoop { dests, .. } => (dests.clone(), Role::Host, None, true),
+        StmtKind::Kernel(kernel) => (kernel.outputs.clone(), Role::Host, None, true),
+        StmtKind::Print { .. } => (Vec::new(), Role::Host, None, true),
+    };
+    let gathers = match &stmt.kind {
+        StmtKind::Op { op: Op::Gather { src, .. }, .. } => Some(*src),
+        _ => None,
+    };
+    Node { role, class, effect, defs, reads, gathers }
+}
+
+fn op_role(f: &Function, dest: Option<VarId>, op: &Op, classes: &mut Classes) -> (Role, Option<usize>) {
+    let vector = |v: VarId| f.ty(v).is_vector();
+    let operands = op.operands();
+    let any_vector = operands.iter().any(|&v| vector(v)) || dest.is_some_and(vector);
+    if !any_vector {
+        return (Role::Host, None);
+    }
+    match op {
+        Op::Unary(..) | Op::Binary(..) | Op::Select(..) | Op::Cast(..) | Op::Math(..) | Op::RandomF32 { .. }
+        | Op::RandomI32 { .. } => {
+            let mut class = dest.map(|d| classes.var(d));
+            for &v in operands.iter().filter(|&&v| vector(v)) {
+                let c = classes.var(v);
+                class = Some(class.map_or(c, |k| classes.union(k, c)));
+            }
+            (Role::Map, class)
+        }
+        Op::Gather { index, .. } if vector(*index) => {
+            let class = classes.var(*index);
+            let class = dest.map_or(class, |d| {
+                let c = classes.var(d);
+                classes.union(class, c)
+            });
+            (Role::Map, Some(class))
+        }
+        Op::Check(check) if !matches!(check, Check::Permutation { .. } | Check::PartitionLengths { .. }) => {
+            let mut class = None;
+            for &v in operands.iter().filter(|&&v| vector(v)) {
+                let c = classes.var(v);
+                class = Some(class.map_or(c, |k| classes.union(k, c)));
+            }
+            (Role::Map, class)
+        }
+        Op::Iota { len } | Op::Replicate { len, .. } if operands.iter().all(|&v| !vector(v)) => {
+            let c = classes.len(*len);
+            let class = dest.map_or(c, |d| {
+                let k = classes.var(d);
+                classes.union(c, k)
+            });
+            (Role::Map, Some(class))
+        }
+        Op::Reduce { src, .. } => (Role::Reduce, Some(classes.var(*src))),
+        other => (Role::Alone(other.name()), None),
+    }
+}
+
+/// Whether the op can stop the program: checks, and the integer ops that fail on some
+/// operands.
+fn op_may_fail(f: &Function, op: &Op) -> bool {
+    match op {
+        Op::Check(_) | Op::Load { .. } => true,
+        Op::Binary(b, x, _) => {
+            let int = matches!(f.ty(*x).elem, Scalar::I32 | Scalar::I64);
+            int && matches!(b, BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Pow | BinaryOp::Shl | BinaryOp::Shr)
+        }
+        _ => false,
+    }
+}
+
+/// Per variable of `f`: a scalar known to live on the host (a constant, a length, or
+/// element-wise host arithmetic on such), which a kernel takes as a parameter.
+pub fn host_scalars(f: &Function) -> Vec<bool> {
+    let mut host = vec![false; f.vars.len()];
+    fn walk(block: &Block, f: &Function, host: &mut [bool]) {
+        for stmt in &block.stmts {
+            match &stmt.kind {
+                StmtKind::Op { dest: Some(d), op } if !f.ty(*d).is_vector() => {
+                    host[*d as usize] = match op {
+                        Op::Const(_) | Op::Length(_) => true,
+                        Op::Unary(..) | Op::Binary(..) | Op::Select(..) | Op::Cast(..) | Op::Math(..) => {
+                            op.operands().iter().all(|&v| host[v as usize])
+                        }
+                        _ => false,
+                    };
+                }
+                StmtKind::If { then, otherwise, .. } => {
+                    walk(then, f, host);
+                    walk(otherwise, f, host);
+                }
+                StmtKind::While { cond, body, .. } => {
+                    walk(cond, f, host);
+                    walk(body, f, host);
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(&f.body, f, &mut host);
+    host
+}

@@ -1,0 +1,325 @@
+//! Choosing the kernels of one region: no fusion, greedy top-down, or Nessie's integer linear
+//! program, solved by microlp.
+//!
+//! The result is a partition of the region's statements into clusters; a cluster of two or
+//! more becomes one fused kernel. Every strategy returns only legal clusters: one index space,
+//! convex (no path leaves the cluster and comes back, so one launch can run it), and within
+//! the storage-buffer bindings a kernel may have.
+
+use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, TerminationReason, Variable};
+
+use super::graph::{Pair, Region};
+
+/// Branch-and-bound nodes one solve may use. The bound is on work, not on time, so the same
+/// program always gets the same plan.
+pub const NODE_LIMIT: u64 = 2_000;
+/// Rounds of binding-limit cuts before the greedy plan decides.
+pub const CUT_ROUNDS: u32 = 16;
+
+/// How the solver did on one region, for the plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SolverReport {
+    /// `none`, `greedy`, `ilp`, or `greedy (ilp past its bound)`.
+    pub method: String,
+    /// Whether the ILP proved its solution optimal (absent when it did not run).
+    pub proved_optimal: Option<bool>,
+    pub variables: u32,
+    pub constraints: u32,
+    pub branch_nodes: u64,
+    pub simplex_iterations: u64,
+    /// Binding-limit cuts added, each after a solve whose kernel had too many bindings.
+    pub cuts: u32,
+    /// Time to build and solve, in microseconds (not part of the plan's identity).
+    #[serde(skip)]
+    pub micros: u64,
+}
+
+/// Union-find clusters over a region's statements.
+#[derive(Debug, Clone)]
+pub struct Clusters(Vec<usize>);
+
+impl Clusters {
+    pub fn singletons(n: usize) -> Clusters {
+        Clusters((0..n).collect())
+    }
+
+    pub fn find(&self, mut i: usize) -> usize {
+        while self.0[i] != i {
+            i = self.0[i];
+        }
+        i
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            self.0[a.max(b)] = a.min(b);
+        }
+    }
+
+    /// Membership of `i`'s cluster, as a mask over the region.
+    pub fn members(&self, i: usize) -> Vec<bool> {
+        let root = self.find(i);
+        (0..self.0.len()).map(|k| self.find(k) == root).collect()
+    }
+
+    fn merged(&self, a: usize, b: usize) -> Vec<bool> {
+        let (ra, rb) = (self.find(a), self.find(b));
+        (0..self.0.len()).map(|k| matches!(self.find(k), r if r == ra || r == rb)).collect()
+    }
+}
+
+/// Why a set of statements cannot be one kernel, if it cannot.
+pub fn illegal(region: &Region, members: &[bool], max_bindings: u32) -> Option<String> {
+    let list: Vec<usize> = (0..members.len()).filter(|&k| members[k]).collect();
+    for (x, &i) in list.iter().enumerate() {
+        for &j in &list[x + 1..] {
+            let paired = region.pairs.iter().any(|p| p.a == i && p.b == j);
+            if region.preds[j].contains(&i) && !paired {
+                return Some("the second depends on the first in a way one kernel cannot run".into());
+            }
+            if let Some(k) = region.path_outside(members, i, j) {
+                return Some(format!(
+                    "a statement between them (`{}`) depends on the first and feeds the second",
+                    super::stmt_label(region.f, &region.block.stmts[k])
+                ));
+            }
+        }
+    }
+    let bindings = region.bindings(members);
+    (bindings > max_bindings).then(|| {
+        format!("one kernel would bind {bindings} storage buffers, over the limit of {max_bindings}")
+    })
+}
+
+/// Greedy top-down fusion ([BR12]): candidate pairs in program order, each merged when the
+/// merged cluster is legal.
+pub fn greedy(region: &Region, max_bindings: u32) -> Clusters {
+    let mut clusters = Clusters::singletons(region.nodes.len());
+    let mut pairs = region.pairs.clone();
+    pairs.sort_by_key(|p| (p.b, p.a));
+    for p in pairs {
+        if clusters.find(p.a) == clusters.find(p.b) {
+            continue;
+        }
+        if illegal(region, &clusters.merged(p.a, p.b), max_bindings).is_none() {
+            clusters.union(p.a, p.b);
+        }
+    }
+    clusters
+}
+
+/// Nessie's formulation (`docs/fusion.md` gives it in full), one connected component of
+/// candidate pairs at a time. Past the node bound, or after `CUT_ROUNDS` rounds of cuts, the
+/// greedy plan decides.
+pub fn ilp(region: &Region, max_bindings: u32) -> (Clusters, SolverReport) {
+    let start = std::time::Instant::now();
+    let mut report = SolverReport { method: "ilp".into(), proved_optimal: Some(true), ..Default::default() };
+    let mut clusters = Clusters::singletons(region.nodes.len());
+    for component in components(region) {
+        match solve_component(region, &component, max_bindings, &mut report) {
+            Some(fused) => {
+                for p in fused {
+                    clusters.union(p.a, p.b);
+                }
+            }
+            None => {
+                report.method = "greedy (ilp past its bound)".into();
+                report.proved_optimal = Some(false);
+                report.micros = start.elapsed().as_micros() as u64;
+                return (greedy(region, max_bindings), report);
+            }
+        }
+    }
+    report.micros = start.elapsed().as_micros() as u64;
+    (clusters, report)
+}
+
+/// The candidate pairs, grouped by the connected components they form.
+fn components(region: &Region) -> Vec<Vec<Pair>> {
+    let mut c = Clusters::singletons(region.nodes.len());
+    for p in &region.pairs {
+        c.union(p.a, p.b);
+    }
+    let mut roots: Vec<usize> = region.pairs.iter().map(|p| c.find(p.a)).collect();
+    roots.sort_unstable();
+    roots.dedup();
+    roots.iter().map(|&r| region.pairs.iter().filter(|p| c.find(p.a) == r).copied().collect()).collect()
+}
+
+/// The fused pairs of an optimal solution, or `None` past the bounds.
+fn solve_component(
+    region: &Region,
+    pairs: &[Pair],
+    max_bindings: u32,
+    report: &mut SolverReport,
+) -> Option<Vec<Pair>> {
+    let mut nodes: Vec<usize> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    let mut cuts: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+    for _ in 0..=CUT_ROUNDS {
+        let Formulation { problem, f, variables, constraints } = formulate(region, &nodes, pairs, &cuts);
+        report.variables += variables;
+        report.constraints += constraints;
+        let mut options = SolveOptions::default();
+        options.node_limit = Some(NODE_LIMIT);
+        let outcome = problem.solve_with(options).ok()?;
+        let stats = outcome.stats();
+        report.branch_nodes += stats.nodes_solved;
+        report.simplex_iterations += stats.lp_iterations;
+        if outcome.termination_reason() != TerminationReason::ProvenOptimal {
+            return None;
+        }
+        let solution = outcome.into_solution().ok()?;
+        let fused: Vec<Pair> =
+            pairs.iter().zip(&f).filter(|(_, v)| solution.var_value(**v) < 0.5).map(|(p, _)| *p).collect();
+        let mut clusters = Clusters::singletons(region.nodes.len());
+        for p in &fused {
+            clusters.union(p.a, p.b);
+        }
+        let over = nodes.iter().map(|&i| clusters.members(i)).find(|m| {
+            m.iter().filter(|&&x| x).count() > 1 && illegal(region, m, max_bindings).is_some()
+        });
+        let Some(members) = over else {
+            return Some(fused);
+        };
+        // Forbid exactly this cluster: some pair inside it stays apart, or some pair across
+        // its boundary joins.
+        let inside = (0..pairs.len()).filter(|&k| members[pairs[k].a] && members[pairs[k].b]).collect();
+        let boundary = (0..pairs.len()).filter(|&k| members[pairs[k].a] != members[pairs[k].b]).collect();
+        cuts.push((inside, boundary));
+        report.cuts += 1;
+    }
+    None
+}
+
+/// The ILP over `nodes` (the component's statements) and its candidate `pairs`; gives the
+/// problem and each pair's `f` variable (1: apart).
+///
+/// Variables: `o_i` (the kernel's position in the schedule) per statement, `f_p` per pair,
+/// `b_p` per sibling pair (which of the two goes first when apart), `c_a` per array passed
+/// between statements. With `M` the number of statements:
+/// - a producer-consumer pair: `f ≤ o_b - o_a ≤ M·f` (fused: one kernel; apart: consumer
+///   later);
+/// - a sibling pair: `|o_b - o_a| ≤ M·f`, and apart means different positions, by `b_p`;
+/// - statements with a dependency path through something outside the component (or a
+///   dependency that is not a candidate pair): `o_b ≥ o_a + 1`, which keeps kernels convex;
+/// - `c_a ≥ f_p` for each array the pair passes;
+/// - each cut: `Σ f(inside) + Σ (1 - f(boundary)) ≥ 1`.
+///
+/// Objective, lexicographic by weights as Nessie's: `N²·Σ f` (launches) `+ N·Σ sr·f` (array
+/// traversals) `+ Σ c` (allocations), with `N` above any of the sums.
+fn formulate(
+    region: &Region,
+    nodes: &[usize],
+    pairs: &[Pair],
+    cuts: &[(Vec<usize>, Vec<usize>)],
+) -> Formulation {
+    let m = nodes.len() as f64;
+    let shared: u32 = pairs.iter().map(|p| p.shared).sum();
+    let arrays: Vec<(usize, crate::ir::VarId)> = passed_arrays(region, pairs);
+    let n = f64::from(shared) + arrays.len() as f64 + 1.0;
+    let mut problem =
+        Counted { inner: Problem::new(OptimizationDirection::Minimize), variables: 0, constraints: 0 };
+    let o: Vec<Variable> = nodes.iter().map(|_| problem.add_integer_var(0.0, (0, nodes.len() as i32))).collect();
+    let at = |i: usize| o[nodes.binary_search(&i).expect("a node of the component")];
+    let f: Vec<Variable> =
+        pairs.iter().map(|p| problem.add_binary_var(n * n + n * f64::from(p.shared))).collect();
+    for (p, &fp) in pairs.iter().zip(&f) {
+        let (oa, ob) = (at(p.a), at(p.b));
+        if p.vertical {
+            problem.add_constraint([(ob, 1.0), (oa, -1.0), (fp, -1.0)], ComparisonOp::Ge, 0.0);
+            problem.add_constraint([(ob, 1.0), (oa, -1.0), (fp, -m)], ComparisonOp::Le, 0.0);
+        } else {
+            let bp = problem.add_binary_var(0.0);
+            problem.add_constraint([(ob, 1.0), (oa, -1.0), (fp, -m)], ComparisonOp::Le, 0.0);
+            problem.add_constraint([(oa, 1.0), (ob, -1.0), (fp, -m)], ComparisonOp::Le, 0.0);
+            let big = m + 1.0;
+            problem.add_constraint([(ob, 1.0), (oa, -1.0), (fp, -big), (bp, big)], ComparisonOp::Ge, 1.0 - big);
+            problem.add_constraint(
+                [(oa, 1.0), (ob, -1.0), (fp, -big), (bp, -big)],
+                ComparisonOp::Ge,
+                1.0 - 2.0 * big,
+            );
+        }
+    }
+    let members: Vec<bool> = (0..region.nodes.len()).map(|k| nodes.binary_search(&k).is_ok()).collect();
+    for (x, &i) in nodes.iter().enumerate() {
+        for &j in &nodes[x + 1..] {
+            if !region.reach[i][j] {
+                continue;
+            }
+            let paired = pairs.iter().any(|p| p.a == i && p.b == j);
+            let direct = region.preds[j].contains(&i);
+            if (direct && !paired) || region.path_outside(&members, i, j).is_some() {
+                problem.add_constraint([(at(j), 1.0), (at(i), -1.0)], ComparisonOp::Ge, 1.0);
+            }
+        }
+    }
+    for &(pair, _) in &arrays {
+        let c = problem.add_var(1.0, (0.0, 1.0));
+        problem.add_constraint([(c, 1.0), (f[pair], -1.0)], ComparisonOp::Ge, 0.0);
+    }
+    for (inside, boundary) in cuts {
+        let terms: Vec<(Variable, f64)> =
+            inside.iter().map(|&k| (f[k], 1.0)).chain(boundary.iter().map(|&k| (f[k], -1.0))).collect();
+        problem.add_constraint(terms, ComparisonOp::Ge, 1.0 - boundary.len() as f64);
+    }
+    let (variables, constraints) = problem.size();
+    Formulation { problem: problem.inner, f, variables, constraints }
+}
+
+struct Formulation {
+    problem: Problem,
+    f: Vec<Variable>,
+    variables: u32,
+    constraints: u32,
+}
+
+/// A microlp problem that counts what goes into it, for the report.
+struct Counted {
+    inner: Problem,
+    variables: u32,
+    constraints: u32,
+}
+
+impl Counted {
+    fn add_integer_var(&mut self, cost: f64, range: (i32, i32)) -> Variable {
+        self.variables += 1;
+        self.inner.add_integer_var(cost, range)
+    }
+
+    fn add_binary_var(&mut self, cost: f64) -> Variable {
+        self.variables += 1;
+        self.inner.add_binary_var(cost)
+    }
+
+    fn add_var(&mut self, cost: f64, range: (f64, f64)) -> Variable {
+        self.variables += 1;
+        self.inner.add_var(cost, range)
+    }
+
+    fn add_constraint(&mut self, terms: impl IntoIterator<Item = (Variable, f64)>, op: ComparisonOp, rhs: f64) {
+        self.constraints += 1;
+        let expr: microlp::LinearExpr = terms.into_iter().collect();
+        self.inner.add_constraint(expr, op, rhs);
+    }
+
+    fn size(&self) -> (u32, u32) {
+        (self.variables, self.constraints)
+    }
+}
+
+/// Each (vertical pair, array it passes).
+fn passed_arrays(region: &Region, pairs: &[Pair]) -> Vec<(usize, crate::ir::VarId)> {
+    let mut out = Vec::new();
+    for (k, p) in pairs.iter().enumerate().filter(|(_, p)| p.vertical) {
+        for &d in &region.nodes[p.a].defs {
+            if region.f.ty(d).is_vector() && region.nodes[p.b].reads.contains(&d) {
+                out.push((k, d));
+            }
+        }
+    }
+    out
+}
