@@ -24,8 +24,10 @@ fn cpu_executor_matches_the_interpreter_on_samples_and_feature_programs() {
         }
         let expected = differential::run(Executor::Interp, &program);
         ran += 1;
-        // Flat, the default, and with inner reductions sequential in each element.
-        for executor in [Executor::Cpu, Executor::CpuSequentialInner] {
+        // Flat, under each fusion strategy, and with inner reductions sequential in each
+        // element.
+        let fused = differential::STRATEGIES.map(Executor::Cpu);
+        for executor in fused.into_iter().chain([Executor::CpuSequentialInner]) {
             let actual = differential::run(executor, &program);
             match (&expected.error, &actual.error) {
                 (None, Some(error)) => {
@@ -58,7 +60,8 @@ fn cpu_run_time_errors_have_the_interpreters_code_and_span() {
         }
         let text = std::fs::read_to_string(&path).expect("readable");
         let expected = differential::run(Executor::Interp, &path).error.expect("the program fails");
-        for executor in [Executor::Cpu, Executor::CpuSequentialInner] {
+        let fused = differential::STRATEGIES.map(Executor::Cpu);
+        for executor in fused.into_iter().chain([Executor::CpuSequentialInner]) {
             let actual = match differential::run(executor, &path).error {
                 Some(error) => error,
                 None => {

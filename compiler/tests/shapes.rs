@@ -10,6 +10,7 @@ use std::path::Path;
 use common::differential::{self, Executor};
 use expect_test::expect_file;
 use weft_compiler::driver::{self, Backend, RunError};
+use weft_compiler::fuse::Strategy;
 use weft_compiler::ir::{Block, Check, Op, StmtKind};
 use weft_compiler::{Code, Database, SourceFile, shapes};
 
@@ -104,7 +105,7 @@ fn an_unproven_equality_is_a_warning_and_a_run_time_check_on_every_executor() {
     let path = dir.join("unproven.weft");
     std::fs::write(&path, UNPROVEN_MISMATCH).expect("writable");
     let zip_at = UNPROVEN_MISMATCH.find("zip(xs, ys)").expect("the zip") as u32;
-    for executor in [Executor::Interp, Executor::Cpu, Executor::CpuSequentialInner] {
+    for executor in [Executor::Interp, Executor::Cpu(Strategy::Ilp), Executor::CpuSequentialInner] {
         let error = differential::run(executor, &path).error.unwrap_or_else(|| panic!("{executor:?} ran"));
         assert_eq!(error.code, Code::LengthMismatch, "{executor:?}");
         assert_eq!(u32::from(error.range.start()), zip_at, "{executor:?}");

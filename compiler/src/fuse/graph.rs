@@ -191,10 +191,49 @@ impl<'a> Region<'a> {
         format!("len({})", super::var_label(self.f, named))
     }
 
-    /// Whether `i` reaches `j` through a statement outside `members`: then the two cannot
-    /// share a kernel, which would have to run both before and after that statement.
-    pub fn path_outside(&self, members: &[bool], i: usize, j: usize) -> Option<usize> {
-        (i + 1..j).find(|&x| !members[x] && self.reach[i][x] && self.reach[x][j])
+    /// Reachability between statements when each cluster runs as one kernel (a statement
+    /// reaches the others of its own kernel only through outside work), or `None` when the
+    /// kernels depend on each other in a cycle and no schedule runs them.
+    pub fn reach_between(&self, clusters: &super::solve::Clusters) -> Option<Vec<Vec<bool>>> {
+        let n = self.nodes.len();
+        let unit: Vec<usize> = (0..n).map(|i| if self.nodes[i].fusable() { clusters.find(i) } else { i }).collect();
+        let mut succs = vec![Vec::new(); n];
+        let mut waiting = vec![0usize; n];
+        for j in 0..n {
+            for &i in &self.preds[j] {
+                if unit[i] != unit[j] && !succs[unit[i]].contains(&unit[j]) {
+                    succs[unit[i]].push(unit[j]);
+                    waiting[unit[j]] += 1;
+                }
+            }
+        }
+        let roots: Vec<usize> = (0..n).filter(|&u| unit[u] == u).collect();
+        let mut order = Vec::with_capacity(roots.len());
+        let mut ready: Vec<usize> = roots.iter().copied().filter(|&u| waiting[u] == 0).collect();
+        while let Some(u) = ready.pop() {
+            order.push(u);
+            for &s in &succs[u] {
+                waiting[s] -= 1;
+                if waiting[s] == 0 {
+                    ready.push(s);
+                }
+            }
+        }
+        if order.len() != roots.len() {
+            return None;
+        }
+        let mut unit_reach = vec![vec![false; n]; n];
+        for &u in order.iter().rev() {
+            for &s in &succs[u] {
+                unit_reach[u][s] = true;
+                for x in 0..n {
+                    if unit_reach[s][x] {
+                        unit_reach[u][x] = true;
+                    }
+                }
+            }
+        }
+        Some((0..n).map(|i| (0..n).map(|j| unit_reach[unit[i]][unit[j]]).collect()).collect())
     }
 
     /// The storage buffers a kernel of `members` binds: the parameters, every vector (or

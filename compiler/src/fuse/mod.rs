@@ -280,6 +280,7 @@ impl Fuser<'_> {
     fn record_unfused(&mut self, region: &Region, clusters: &Clusters, names: &BTreeMap<usize, String>) {
         let mut seen = Vec::new();
         let mut add = |a: usize, b: usize, constraint: &str, reason: String, plan: &mut FusionPlan| {
+            let flows = region.nodes[a].defs.iter().any(|d| region.nodes[b].reads.contains(d));
             let (Some(from), Some(to)) = (names.get(&a), names.get(&b)) else {
                 return;
             };
@@ -293,6 +294,7 @@ impl Fuser<'_> {
                 to_kernel: to.clone(),
                 from: label(a),
                 to: label(b),
+                relation: if flows { "dataflow" } else { "siblings" }.into(),
                 constraint: constraint.into(),
                 reason,
             });
@@ -312,24 +314,16 @@ impl Fuser<'_> {
             }
             let (code, reason) = match self.options.strategy {
                 Strategy::None => ("strategy", "fusion is off (`--fusion none`)".to_string()),
-                _ => {
-                    let mut merged = clusters.members(p.a);
-                    for (k, m) in clusters.members(p.b).into_iter().enumerate() {
-                        merged[k] |= m;
+                _ => match solve::merge_blocked(region, clusters, p.a, p.b, self.options.max_bindings) {
+                    Some(why) if why.contains("storage buffers") => ("bindings", why),
+                    Some(why) => ("convexity", why),
+                    None if self.options.strategy == Strategy::Greedy => {
+                        ("greedy-order", "an earlier fusion in program order took one of them".to_string())
                     }
-                    match solve::illegal(region, &merged, self.options.max_bindings) {
-                        Some(why) if why.contains("storage buffers") => ("bindings", why),
-                        Some(why) => ("convexity", why),
-                        None if self.options.strategy == Strategy::Greedy => (
-                            "greedy-order",
-                            "an earlier fusion in program order took one of them".to_string(),
-                        ),
-                        None => (
-                            "objective",
-                            "the solver found fusing them would cost a more valuable fusion".to_string(),
-                        ),
+                    None => {
+                        ("objective", "the solver found fusing them would cost a more valuable fusion".to_string())
                     }
-                }
+                },
             };
             add(p.a, p.b, code, reason, self.plan);
         }

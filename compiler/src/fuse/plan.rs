@@ -92,6 +92,8 @@ pub struct Unfused {
     pub to_kernel: String,
     pub from: PlanOp,
     pub to: PlanOp,
+    /// `dataflow` (`to` reads what `from` computes) or `siblings` (both read a common input).
+    pub relation: String,
     /// `index-space`, `compatibility`, `no-fused-form`, `convexity`, `bindings`, `objective`,
     /// `greedy-order` or `strategy`.
     pub constraint: String,
@@ -203,11 +205,12 @@ impl FusionPlan {
             for u in &self.unfused {
                 let _ = writeln!(
                     out,
-                    "  {}:{} {} ({}) -> {}:{} {} ({}): [{}] {}",
+                    "  {}:{} {} ({}) {} {}:{} {} ({}): [{}] {}",
                     u.from.line,
                     u.from.col,
                     u.from.op,
                     u.from_kernel,
+                    if u.relation == "siblings" { "~" } else { "->" },
                     u.to.line,
                     u.to.col,
                     u.to.op,
@@ -258,7 +261,12 @@ impl FusionPlan {
             );
         }
         for u in &self.unfused {
-            let _ = writeln!(out, "  \"{}\" -> \"{}\" [label=\"{}\"];", u.from_kernel, u.to_kernel, u.constraint);
+            let style = if u.relation == "siblings" { ", style=dashed, dir=none" } else { "" };
+            let _ = writeln!(
+                out,
+                "  \"{}\" -> \"{}\" [label=\"{}\"{style}];",
+                u.from_kernel, u.to_kernel, u.constraint
+            );
         }
         out.push_str("}\n");
         out

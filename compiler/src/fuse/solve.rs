@@ -50,7 +50,7 @@ impl Clusters {
         i
     }
 
-    fn union(&mut self, a: usize, b: usize) {
+    pub fn union(&mut self, a: usize, b: usize) {
         let (a, b) = (self.find(a), self.find(b));
         if a != b {
             self.0[a.max(b)] = a.min(b);
@@ -63,13 +63,11 @@ impl Clusters {
         (0..self.0.len()).map(|k| self.find(k) == root).collect()
     }
 
-    fn merged(&self, a: usize, b: usize) -> Vec<bool> {
-        let (ra, rb) = (self.find(a), self.find(b));
-        (0..self.0.len()).map(|k| matches!(self.find(k), r if r == ra || r == rb)).collect()
-    }
 }
 
-/// Why a set of statements cannot be one kernel, if it cannot.
+/// Why a set of statements cannot be one kernel on its own terms, if it cannot: a dependency
+/// between two of them that no rule fuses, or too many bindings. Whether the kernels still
+/// form a schedule is `acyclic`'s question.
 pub fn illegal(region: &Region, members: &[bool], max_bindings: u32) -> Option<String> {
     let list: Vec<usize> = (0..members.len()).filter(|&k| members[k]).collect();
     for (x, &i) in list.iter().enumerate() {
@@ -78,17 +76,24 @@ pub fn illegal(region: &Region, members: &[bool], max_bindings: u32) -> Option<S
             if region.preds[j].contains(&i) && !paired {
                 return Some("the second depends on the first in a way one kernel cannot run".into());
             }
-            if let Some(k) = region.path_outside(members, i, j) {
-                return Some(format!(
-                    "a statement between them (`{}`) depends on the first and feeds the second",
-                    super::stmt_label(region.f, &region.block.stmts[k])
-                ));
-            }
         }
     }
     let bindings = region.bindings(members);
     (bindings > max_bindings).then(|| {
         format!("one kernel would bind {bindings} storage buffers, over the limit of {max_bindings}")
+    })
+}
+
+/// Why merging the clusters of `a` and `b` is not allowed, if it is not.
+pub fn merge_blocked(region: &Region, clusters: &Clusters, a: usize, b: usize, max_bindings: u32) -> Option<String> {
+    let mut merged = clusters.clone();
+    merged.union(a, b);
+    if let Some(why) = illegal(region, &merged.members(a), max_bindings) {
+        return Some(why);
+    }
+    region.reach_between(&merged).is_none().then(|| {
+        "fused, the kernel would need work outside it both before and after it (a cycle between kernels)"
+            .to_string()
     })
 }
 
@@ -102,7 +107,7 @@ pub fn greedy(region: &Region, max_bindings: u32) -> Clusters {
         if clusters.find(p.a) == clusters.find(p.b) {
             continue;
         }
-        if illegal(region, &clusters.merged(p.a, p.b), max_bindings).is_none() {
+        if merge_blocked(region, &clusters, p.a, p.b, max_bindings).is_none() {
             clusters.union(p.a, p.b);
         }
     }
@@ -117,7 +122,7 @@ pub fn ilp(region: &Region, max_bindings: u32) -> (Clusters, SolverReport) {
     let mut report = SolverReport { method: "ilp".into(), proved_optimal: Some(true), ..Default::default() };
     let mut clusters = Clusters::singletons(region.nodes.len());
     for component in components(region) {
-        match solve_component(region, &component, max_bindings, &mut report) {
+        match solve_component(region, &clusters, &component, max_bindings, &mut report) {
             Some(fused) => {
                 for p in fused {
                     clusters.union(p.a, p.b);
@@ -132,6 +137,7 @@ pub fn ilp(region: &Region, max_bindings: u32) -> (Clusters, SolverReport) {
         }
     }
     report.micros = start.elapsed().as_micros() as u64;
+    debug_assert!(region.reach_between(&clusters).is_some(), "the ILP's kernels form a cycle");
     (clusters, report)
 }
 
@@ -150,6 +156,7 @@ fn components(region: &Region) -> Vec<Vec<Pair>> {
 /// The fused pairs of an optimal solution, or `None` past the bounds.
 fn solve_component(
     region: &Region,
+    fixed: &Clusters,
     pairs: &[Pair],
     max_bindings: u32,
     report: &mut SolverReport,
@@ -157,9 +164,12 @@ fn solve_component(
     let mut nodes: Vec<usize> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
     nodes.sort_unstable();
     nodes.dedup();
+    // Reachability with the kernels of earlier components in place, so that this one's
+    // kernels cannot close a cycle through them.
+    let reach = region.reach_between(fixed)?;
     let mut cuts: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
     for _ in 0..=CUT_ROUNDS {
-        let Formulation { problem, f, variables, constraints } = formulate(region, &nodes, pairs, &cuts);
+        let Formulation { problem, f, variables, constraints } = formulate(region, &reach, &nodes, pairs, &cuts);
         report.variables += variables;
         report.constraints += constraints;
         let mut options = SolveOptions::default();
@@ -174,10 +184,11 @@ fn solve_component(
         let solution = outcome.into_solution().ok()?;
         let fused: Vec<Pair> =
             pairs.iter().zip(&f).filter(|(_, v)| solution.var_value(**v) < 0.5).map(|(p, _)| *p).collect();
-        let mut clusters = Clusters::singletons(region.nodes.len());
+        let mut clusters = fixed.clone();
         for p in &fused {
             clusters.union(p.a, p.b);
         }
+        region.reach_between(&clusters)?;
         let over = nodes.iter().map(|&i| clusters.members(i)).find(|m| {
             m.iter().filter(|&&x| x).count() > 1 && illegal(region, m, max_bindings).is_some()
         });
@@ -212,6 +223,7 @@ fn solve_component(
 /// traversals) `+ Σ c` (allocations), with `N` above any of the sums.
 fn formulate(
     region: &Region,
+    reach: &[Vec<bool>],
     nodes: &[usize],
     pairs: &[Pair],
     cuts: &[(Vec<usize>, Vec<usize>)],
@@ -245,14 +257,15 @@ fn formulate(
         }
     }
     let members: Vec<bool> = (0..region.nodes.len()).map(|k| nodes.binary_search(&k).is_ok()).collect();
+    let outside = |i: usize, j: usize| (0..members.len()).any(|x| !members[x] && reach[i][x] && reach[x][j]);
     for (x, &i) in nodes.iter().enumerate() {
         for &j in &nodes[x + 1..] {
-            if !region.reach[i][j] {
+            if !reach[i][j] {
                 continue;
             }
             let paired = pairs.iter().any(|p| p.a == i && p.b == j);
             let direct = region.preds[j].contains(&i);
-            if (direct && !paired) || region.path_outside(&members, i, j).is_some() {
+            if (direct && !paired) || outside(i, j) {
                 problem.add_constraint([(at(j), 1.0), (at(i), -1.0)], ComparisonOp::Ge, 1.0);
             }
         }

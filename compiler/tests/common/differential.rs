@@ -13,6 +13,7 @@ use std::process::Command;
 
 use weft_compiler::driver::{self, Backend, RunError};
 use weft_compiler::flatten::Options;
+use weft_compiler::fuse::Strategy;
 use weft_compiler::{Database, Diagnostic, SourceFile, interp};
 
 pub const RELATIVE_TOLERANCE: f64 = 1e-3;
@@ -31,12 +32,13 @@ pub enum Executor {
     CPython,
     /// The reference interpreter.
     Interp,
-    /// The flattened program on the parallel CPU executor.
-    Cpu,
+    /// The flattened program on the parallel CPU executor, fused as the strategy says.
+    Cpu(Strategy),
     /// The same with Copperhead's schedule for inner reductions (`--sequential-inner`).
     CpuSequentialInner,
-    /// The flattened program on the GPU executor (`gpu_available` says whether there is one).
-    Gpu,
+    /// The flattened program on the GPU executor (`gpu_available` says whether there is
+    /// one), fused as the strategy says.
+    Gpu(Strategy),
 }
 
 /// Whether the GPU tests can run. Without an adapter they say they are skipped, unless
@@ -92,13 +94,21 @@ pub fn run(executor: Executor, path: &Path) -> Outcome {
             Outcome { stdout: String::from_utf8_lossy(&output.stdout).into_owned(), error: None }
         }
         Executor::Interp => run_backend(Backend::Interp, Options::default(), path),
-        Executor::Cpu => run_backend(Backend::Cpu, Options::default(), path),
+        Executor::Cpu(strategy) => run_backend(Backend::Cpu, fused(strategy), path),
         Executor::CpuSequentialInner => {
             run_backend(Backend::Cpu, Options { sequential_inner: true, ..Options::default() }, path)
         }
-        Executor::Gpu => run_backend(Backend::Gpu, Options::default(), path),
+        Executor::Gpu(strategy) => run_backend(Backend::Gpu, fused(strategy), path),
     }
 }
+
+/// The default options with fusion by `strategy`.
+pub fn fused(strategy: Strategy) -> Options {
+    Options { fusion: weft_compiler::fuse::Options { strategy, ..Default::default() }, ..Options::default() }
+}
+
+/// Every fusion strategy, for tests that run each.
+pub const STRATEGIES: [Strategy; 3] = [Strategy::None, Strategy::Greedy, Strategy::Ilp];
 
 /// Whether the flattener rejects a program as not handled yet (E0408), with its message.
 pub fn unflattened(path: &Path) -> Option<String> {
