@@ -797,12 +797,8 @@ fn write_block(out: &mut String, function: &Function, block: &Block, depth: usiz
                 let _ = writeln!(out, "{pad}print {} {at}", items.join(", "));
             }
             StmtKind::Kernel(kernel) => {
-                let _ = writeln!(
-                    out,
-                    "{pad}({}) = kernel {} {at}",
-                    vars(function, &kernel.outputs),
-                    kernel.name
-                );
+                let _ =
+                    writeln!(out, "{pad}({}) = kernel {} {at}", vars(function, &kernel.outputs), kernel.name);
                 let body = Block { stmts: kernel.body.clone(), results: kernel.outputs.clone() };
                 write_block(out, function, &body, depth + 1);
             }

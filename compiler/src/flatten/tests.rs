@@ -17,7 +17,9 @@ fn op_names(program: &ir::Program) -> Vec<String> {
         for stmt in &block.stmts {
             match &stmt.kind {
                 StmtKind::Op { op, .. } => out.push(op.name()),
-                StmtKind::Kernel(kernel) => walk(&ir::Block { stmts: kernel.body.clone(), results: vec![] }, out),
+                StmtKind::Kernel(kernel) => {
+                    walk(&ir::Block { stmts: kernel.body.clone(), results: vec![] }, out)
+                }
                 StmtKind::If { then, otherwise, .. } => {
                     walk(then, out);
                     walk(otherwise, out);

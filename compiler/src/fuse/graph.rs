@@ -53,7 +53,8 @@ pub struct Pair {
     /// `b` reads what `a` computes (vertical fusion); otherwise they are siblings that read a
     /// common input (horizontal fusion).
     pub vertical: bool,
-    /// Nessie's `sr`: arrays passed between them, or read by both.
+    /// Nessie's `sr`: arrays passed between them, or read by both, in 32-bit words per
+    /// element (an `f64` array weighs two).
     pub shared: u32,
 }
 
@@ -79,9 +80,12 @@ impl Blocker {
             Blocker::Incompatible(from, to) => {
                 format!("{from} -> {to} is not fusable: the consumer needs the whole result first")
             }
-            Blocker::NoFusedForm(op) => format!("`{op}` runs as its own primitive passes, with no fused form"),
+            Blocker::NoFusedForm(op) => {
+                format!("`{op}` runs as its own primitive passes, with no fused form")
+            }
             Blocker::RandomAccess => {
-                "the consumer gathers from the producer's result at any index, which other threads compute".into()
+                "the consumer gathers from the producer's result at any index, which other threads compute"
+                    .into()
             }
         }
     }
@@ -149,11 +153,13 @@ impl<'a> Region<'a> {
         for b in 0..n {
             for a in 0..b {
                 let (na, nb) = (&self.nodes[a], &self.nodes[b]);
-                let passed = na.defs.iter().filter(|d| nb.reads.contains(d)).count() as u32;
+                let passed: u32 =
+                    na.defs.iter().filter(|d| nb.reads.contains(d)).map(|&d| self.words(d)).sum();
                 let vector_flow = passed > 0 && na.defs.iter().any(|&d| self.f.ty(d).is_vector());
                 if passed > 0 {
                     let gathered = nb.gathers.is_some_and(|g| na.defs.contains(&g));
-                    let blocker = if gathered && na.fusable() { Some(Blocker::RandomAccess) } else { blocker(na, nb) };
+                    let blocker =
+                        if gathered && na.fusable() { Some(Blocker::RandomAccess) } else { blocker(na, nb) };
                     if let Some(blocker) = blocker {
                         if na.role != Role::Host && nb.role != Role::Host && (vector_flow || na.fusable()) {
                             self.blocked.push((a, b, blocker));
@@ -173,16 +179,22 @@ impl<'a> Region<'a> {
                 if !both || self.reach[a][b] {
                     continue;
                 }
-                let common = na
+                let common: u32 = na
                     .reads
                     .iter()
                     .filter(|v| self.f.ty(**v).is_vector() && nb.reads.contains(v))
-                    .count() as u32;
+                    .map(|&v| self.words(v))
+                    .sum();
                 if common > 0 {
                     self.pairs.push(Pair { a, b, vertical: false, shared: common });
                 }
             }
         }
+    }
+
+    /// 32-bit words per element of `v`: what a traversal of it moves.
+    fn words(&self, v: VarId) -> u32 {
+        crate::wgsl::scalar::storage_size(self.f.ty(v).elem) as u32 / 4
     }
 
     /// The length of vector `v`, named by the first vector known to have the same length.
@@ -196,7 +208,8 @@ impl<'a> Region<'a> {
     /// kernels depend on each other in a cycle and no schedule runs them.
     pub fn reach_between(&self, clusters: &super::solve::Clusters) -> Option<Vec<Vec<bool>>> {
         let n = self.nodes.len();
-        let unit: Vec<usize> = (0..n).map(|i| if self.nodes[i].fusable() { clusters.find(i) } else { i }).collect();
+        let unit: Vec<usize> =
+            (0..n).map(|i| if self.nodes[i].fusable() { clusters.find(i) } else { i }).collect();
         let mut succs = vec![Vec::new(); n];
         let mut waiting = vec![0usize; n];
         for j in 0..n {
@@ -282,7 +295,8 @@ impl<'a> Region<'a> {
         if !members[def] {
             return false;
         }
-        let read_later = self.nodes.iter().enumerate().skip(def + 1).any(|(k, n)| !members[k] && n.reads.contains(&v));
+        let read_later =
+            self.nodes.iter().enumerate().skip(def + 1).any(|(k, n)| !members[k] && n.reads.contains(&v));
         read_later || self.block.results.contains(&v)
     }
 }
@@ -416,7 +430,7 @@ fn node(f: &Function, stmt: &Stmt, classes: &mut Classes) -> Node {
     let (defs, role, class, effect) = match &stmt.kind {
         StmtKind::Op { dest, op } => {
             let (role, class) = op_role(f, *dest, op, classes);
-            (dest.iter().copied().collect(), role, class, op_may_fail(f, op))
+            (dest.iter().copied().collect(), role, class, op_may_fail(&f.vars, op))
         }
         StmtKind::If { dests, .. }
         | StmtKind::While { dests, .. }
@@ -436,11 +450,17 @@ fn op_role(f: &Function, dest: Option<VarId>, op: &Op, classes: &mut Classes) ->
     let vector = |v: VarId| f.ty(v).is_vector();
     let operands = op.operands();
     let any_vector = operands.iter().any(|&v| vector(v)) || dest.is_some_and(vector);
-    if !any_vector {
+    // A vector's length is known to the host: no kernel.
+    if !any_vector || matches!(op, Op::Length(_)) {
         return (Role::Host, None);
     }
     match op {
-        Op::Unary(..) | Op::Binary(..) | Op::Select(..) | Op::Cast(..) | Op::Math(..) | Op::RandomF32 { .. }
+        Op::Unary(..)
+        | Op::Binary(..)
+        | Op::Select(..)
+        | Op::Cast(..)
+        | Op::Math(..)
+        | Op::RandomF32 { .. }
         | Op::RandomI32 { .. } => {
             let mut class = dest.map(|d| classes.var(d));
             for &v in operands.iter().filter(|&&v| vector(v)) {
@@ -480,12 +500,15 @@ fn op_role(f: &Function, dest: Option<VarId>, op: &Op, classes: &mut Classes) ->
 
 /// Whether the op can stop the program: checks, and the integer ops that fail on some
 /// operands.
-fn op_may_fail(f: &Function, op: &Op) -> bool {
+pub fn op_may_fail(vars: &[crate::ir::VarInfo], op: &Op) -> bool {
     match op {
         Op::Check(_) | Op::Load { .. } => true,
         Op::Binary(b, x, _) => {
-            let int = matches!(f.ty(*x).elem, Scalar::I32 | Scalar::I64);
-            int && matches!(b, BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Pow | BinaryOp::Shl | BinaryOp::Shr)
+            let int = matches!(vars[*x as usize].ty.elem, Scalar::I32 | Scalar::I64);
+            int && matches!(
+                b,
+                BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Pow | BinaryOp::Shl | BinaryOp::Shr
+            )
         }
         _ => false,
     }

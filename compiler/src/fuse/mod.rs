@@ -16,13 +16,14 @@
 
 pub mod graph;
 pub mod plan;
+mod rewrite;
 pub mod solve;
 
 use std::collections::BTreeMap;
 
 use rowan::TextRange;
 
-use crate::ir::{Block, FusedKernel, Function, Program, Stmt, StmtKind, VarId};
+use crate::ir::{Block, Function, FusedKernel, Program, Stmt, StmtKind, VarId};
 
 use self::graph::{Region, Role};
 use self::plan::{Buffer, FusionPlan, PlanKernel, PlanOp, RegionPlan, Unfused};
@@ -75,6 +76,15 @@ pub fn fuse(program: &Program, options: Options) -> (Program, FusionPlan) {
     let mut plan = FusionPlan::new(options);
     let mut functions = Vec::with_capacity(program.functions.len());
     for f in &program.functions {
+        let rewritten;
+        let f = if options.strategy == Strategy::None {
+            f
+        } else {
+            let (g, at) = rewrite::filter_reductions(f);
+            plan.rewrites.extend(at.into_iter().map(|span| PlanOp::new("filter -> reduce".into(), span)));
+            rewritten = g;
+            &rewritten
+        };
         let mut fuser = Fuser { f, options, host: graph::host_scalars(f), plan: &mut plan };
         let body = fuser.block(&f.body);
         functions.push(Function { body, ..f.clone() });
@@ -250,7 +260,10 @@ impl Fuser<'_> {
         let launch = match pattern {
             "map" => format!("{space} threads"),
             "reduce" | "map_reduce" => {
-                format!("ceil({space} / {}) workgroups of 256, then the partial sums", crate::wgsl::prims::BLOCK)
+                format!(
+                    "ceil({space} / {}) workgroups of 256, then the partial sums",
+                    crate::wgsl::prims::BLOCK
+                )
             }
             "element_loop" => format!("{space} threads, each looping"),
             _ => format!("primitive passes over {space}"),
@@ -271,7 +284,8 @@ impl Fuser<'_> {
     fn buffer(&self, region: &Region, v: VarId) -> Buffer {
         let ty = self.f.ty(v);
         let size = crate::wgsl::scalar::storage_size(ty.elem);
-        let bytes = if ty.is_vector() { format!("{size}*{}", region.length_name(v)) } else { size.to_string() };
+        let bytes =
+            if ty.is_vector() { format!("{size}*{}", region.length_name(v)) } else { size.to_string() };
         Buffer { var: v, name: var_label(self.f, v), elem: ty.elem.name().into(), bytes }
     }
 
@@ -288,7 +302,9 @@ impl Fuser<'_> {
                 return;
             }
             seen.push((a, b));
-            let label = |i: usize| PlanOp::new(stmt_label(region.f, &region.block.stmts[i]), region.block.stmts[i].span);
+            let label = |i: usize| {
+                PlanOp::new(stmt_label(region.f, &region.block.stmts[i]), region.block.stmts[i].span)
+            };
             plan.unfused.push(Unfused {
                 from_kernel: from.clone(),
                 to_kernel: to.clone(),
@@ -315,14 +331,14 @@ impl Fuser<'_> {
             let (code, reason) = match self.options.strategy {
                 Strategy::None => ("strategy", "fusion is off (`--fusion none`)".to_string()),
                 _ => match solve::merge_blocked(region, clusters, p.a, p.b, self.options.max_bindings) {
-                    Some(why) if why.contains("storage buffers") => ("bindings", why),
-                    Some(why) => ("convexity", why),
+                    Some(blocked) => blocked,
                     None if self.options.strategy == Strategy::Greedy => {
                         ("greedy-order", "an earlier fusion in program order took one of them".to_string())
                     }
-                    None => {
-                        ("objective", "the solver found fusing them would cost a more valuable fusion".to_string())
-                    }
+                    None => (
+                        "objective",
+                        "the solver found fusing them would cost a more valuable fusion".to_string(),
+                    ),
                 },
             };
             add(p.a, p.b, code, reason, self.plan);

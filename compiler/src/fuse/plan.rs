@@ -17,7 +17,8 @@
 //!                  "candidate_pairs": u32, "solver": { "method": str, "proved_optimal": bool|null,
 //!                  "variables": u32, "constraints": u32, "branch_nodes": u64,
 //!                  "simplex_iterations": u64, "cuts": u32 } } ],
-//!   "schedules": [ { "start": u32, "end": u32, "line": u32, "col": u32, "schedule": str } ] }
+//!   "schedules": [ { "start": u32, "end": u32, "line": u32, "col": u32, "schedule": str } ],
+//!   "rewrites": [ op ] }
 //! ```
 //! Byte counts are expressions in the lengths of the program's vectors (`4*len(xs%3)`); spans
 //! are byte offsets, lines and columns 1-based (0 until `locate` has the source).
@@ -44,6 +45,8 @@ pub struct FusionPlan {
     pub unfused: Vec<Unfused>,
     pub regions: Vec<RegionPlan>,
     pub schedules: Vec<ScheduleChoice>,
+    /// Rewrites made before choosing kernels (`filter -> reduce`), where they were made.
+    pub rewrites: Vec<PlanOp>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -94,8 +97,8 @@ pub struct Unfused {
     pub to: PlanOp,
     /// `dataflow` (`to` reads what `from` computes) or `siblings` (both read a common input).
     pub relation: String,
-    /// `index-space`, `compatibility`, `no-fused-form`, `convexity`, `bindings`, `objective`,
-    /// `greedy-order` or `strategy`.
+    /// `index-space`, `compatibility`, `no-fused-form`, `random-access`, `dependency`,
+    /// `convexity`, `bindings`, `objective`, `greedy-order` or `strategy`.
     pub constraint: String,
     pub reason: String,
 }
@@ -142,6 +145,7 @@ impl FusionPlan {
             unfused: Vec::new(),
             regions: Vec::new(),
             schedules: Vec::new(),
+            rewrites: Vec::new(),
         }
     }
 
@@ -154,6 +158,7 @@ impl FusionPlan {
         };
         let ops = self.kernels.iter_mut().flat_map(|k| k.ops.iter_mut());
         let ops = ops.chain(self.unfused.iter_mut().flat_map(|u| [&mut u.from, &mut u.to]));
+        let ops = ops.chain(self.rewrites.iter_mut());
         for op in ops {
             (op.line, op.col) = at(op.start);
         }
@@ -169,7 +174,9 @@ impl FusionPlan {
 
     /// The kernel an op at `offset` belongs to.
     pub fn kernel_at(&self, offset: u32) -> Option<&PlanKernel> {
-        self.kernels.iter().find(|k| k.ops.iter().any(|op| op.start <= offset && offset < op.end.max(op.start + 1)))
+        self.kernels
+            .iter()
+            .find(|k| k.ops.iter().any(|op| op.start <= offset && offset < op.end.max(op.start + 1)))
     }
 
     pub fn to_json(&self) -> String {
@@ -186,7 +193,8 @@ impl FusionPlan {
         );
         let _ = writeln!(out, "{} kernels, {fused} of them fused from several ops", self.kernels.len());
         for k in &self.kernels {
-            let _ = writeln!(out, "\n{} [{}] in {}: {}, {}", k.name, k.pattern, k.function, k.schedule, k.launch);
+            let _ =
+                writeln!(out, "\n{} [{}] in {}: {}, {}", k.name, k.pattern, k.function, k.schedule, k.launch);
             for op in &k.ops {
                 let _ = writeln!(out, "    {:>4}:{:<3} {}", op.line, op.col, op.op);
             }
@@ -232,8 +240,21 @@ impl FusionPlan {
                 let _ = writeln!(
                     out,
                     "  {} ({} statements, {} candidate pairs): {}{optimal}, {} variables, {} constraints, {} branch nodes, {} cuts",
-                    r.function, r.statements, r.candidate_pairs, s.method, s.variables, s.constraints, s.branch_nodes, s.cuts
+                    r.function,
+                    r.statements,
+                    r.candidate_pairs,
+                    s.method,
+                    s.variables,
+                    s.constraints,
+                    s.branch_nodes,
+                    s.cuts
                 );
+            }
+        }
+        if !self.rewrites.is_empty() {
+            let _ = writeln!(out, "\nrewrites:");
+            for r in &self.rewrites {
+                let _ = writeln!(out, "  {}:{} {}", r.line, r.col, r.op);
             }
         }
         if !self.schedules.is_empty() {
@@ -247,9 +268,11 @@ impl FusionPlan {
 
     /// Graphviz: one box per kernel listing its ops, one edge per pair kept apart.
     pub fn to_dot(&self) -> String {
-        let mut out = String::from("digraph fusion {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
+        let mut out =
+            String::from("digraph fusion {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
         for k in &self.kernels {
-            let ops: Vec<String> = k.ops.iter().map(|op| format!("{}:{} {}", op.line, op.col, escape(&op.op))).collect();
+            let ops: Vec<String> =
+                k.ops.iter().map(|op| format!("{}:{} {}", op.line, op.col, escape(&op.op))).collect();
             let _ = writeln!(
                 out,
                 "  \"{}\" [label=\"{} [{}]\\l{}\\l\"{}];",

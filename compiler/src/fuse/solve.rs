@@ -62,7 +62,6 @@ impl Clusters {
         let root = self.find(i);
         (0..self.0.len()).map(|k| self.find(k) == root).collect()
     }
-
 }
 
 /// Why a set of statements cannot be one kernel on its own terms, if it cannot: a dependency
@@ -74,7 +73,11 @@ pub fn illegal(region: &Region, members: &[bool], max_bindings: u32) -> Option<S
         for &j in &list[x + 1..] {
             let paired = region.pairs.iter().any(|p| p.a == i && p.b == j);
             if region.preds[j].contains(&i) && !paired {
-                return Some("the second depends on the first in a way one kernel cannot run".into());
+                return Some(format!(
+                    "their kernel would also hold `{}` and `{}`, which cannot share one",
+                    super::stmt_label(region.f, &region.block.stmts[i]),
+                    super::stmt_label(region.f, &region.block.stmts[j])
+                ));
             }
         }
     }
@@ -84,16 +87,25 @@ pub fn illegal(region: &Region, members: &[bool], max_bindings: u32) -> Option<S
     })
 }
 
-/// Why merging the clusters of `a` and `b` is not allowed, if it is not.
-pub fn merge_blocked(region: &Region, clusters: &Clusters, a: usize, b: usize, max_bindings: u32) -> Option<String> {
+/// Why merging the clusters of `a` and `b` is not allowed, if it is not: the constraint's
+/// name in the plan (`dependency`, `bindings` or `convexity`), and the reason.
+pub fn merge_blocked(
+    region: &Region,
+    clusters: &Clusters,
+    a: usize,
+    b: usize,
+    max_bindings: u32,
+) -> Option<(&'static str, String)> {
     let mut merged = clusters.clone();
     merged.union(a, b);
     if let Some(why) = illegal(region, &merged.members(a), max_bindings) {
-        return Some(why);
+        let code = if why.contains("storage buffers") { "bindings" } else { "dependency" };
+        return Some((code, why));
     }
     region.reach_between(&merged).is_none().then(|| {
-        "fused, the kernel would need work outside it both before and after it (a cycle between kernels)"
-            .to_string()
+        let why =
+            "fused, the kernel would need work outside it both before and after it (a cycle between kernels)";
+        ("convexity", why.to_string())
     })
 }
 
@@ -169,7 +181,8 @@ fn solve_component(
     let reach = region.reach_between(fixed)?;
     let mut cuts: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
     for _ in 0..=CUT_ROUNDS {
-        let Formulation { problem, f, variables, constraints } = formulate(region, &reach, &nodes, pairs, &cuts);
+        let Formulation { problem, f, variables, constraints } =
+            formulate(region, &reach, &nodes, pairs, &cuts);
         report.variables += variables;
         report.constraints += constraints;
         let mut options = SolveOptions::default();
@@ -189,9 +202,10 @@ fn solve_component(
             clusters.union(p.a, p.b);
         }
         region.reach_between(&clusters)?;
-        let over = nodes.iter().map(|&i| clusters.members(i)).find(|m| {
-            m.iter().filter(|&&x| x).count() > 1 && illegal(region, m, max_bindings).is_some()
-        });
+        let over = nodes
+            .iter()
+            .map(|&i| clusters.members(i))
+            .find(|m| m.iter().filter(|&&x| x).count() > 1 && illegal(region, m, max_bindings).is_some());
         let Some(members) = over else {
             return Some(fused);
         };
@@ -234,7 +248,8 @@ fn formulate(
     let n = f64::from(shared) + arrays.len() as f64 + 1.0;
     let mut problem =
         Counted { inner: Problem::new(OptimizationDirection::Minimize), variables: 0, constraints: 0 };
-    let o: Vec<Variable> = nodes.iter().map(|_| problem.add_integer_var(0.0, (0, nodes.len() as i32))).collect();
+    let o: Vec<Variable> =
+        nodes.iter().map(|_| problem.add_integer_var(0.0, (0, nodes.len() as i32))).collect();
     let at = |i: usize| o[nodes.binary_search(&i).expect("a node of the component")];
     let f: Vec<Variable> =
         pairs.iter().map(|p| problem.add_binary_var(n * n + n * f64::from(p.shared))).collect();
@@ -248,7 +263,11 @@ fn formulate(
             problem.add_constraint([(ob, 1.0), (oa, -1.0), (fp, -m)], ComparisonOp::Le, 0.0);
             problem.add_constraint([(oa, 1.0), (ob, -1.0), (fp, -m)], ComparisonOp::Le, 0.0);
             let big = m + 1.0;
-            problem.add_constraint([(ob, 1.0), (oa, -1.0), (fp, -big), (bp, big)], ComparisonOp::Ge, 1.0 - big);
+            problem.add_constraint(
+                [(ob, 1.0), (oa, -1.0), (fp, -big), (bp, big)],
+                ComparisonOp::Ge,
+                1.0 - big,
+            );
             problem.add_constraint(
                 [(oa, 1.0), (ob, -1.0), (fp, -big), (bp, -big)],
                 ComparisonOp::Ge,
@@ -313,7 +332,12 @@ impl Counted {
         self.inner.add_var(cost, range)
     }
 
-    fn add_constraint(&mut self, terms: impl IntoIterator<Item = (Variable, f64)>, op: ComparisonOp, rhs: f64) {
+    fn add_constraint(
+        &mut self,
+        terms: impl IntoIterator<Item = (Variable, f64)>,
+        op: ComparisonOp,
+        rhs: f64,
+    ) {
         self.constraints += 1;
         let expr: microlp::LinearExpr = terms.into_iter().collect();
         self.inner.add_constraint(expr, op, rhs);

@@ -5,7 +5,7 @@ use rowan::TextRange;
 
 use crate::control::{Frame, R, get, set};
 use crate::cpu;
-use crate::ir::{FusedKernel, Function, Op, Stmt, StmtKind, VarId};
+use crate::ir::{Function, FusedKernel, Op, Stmt, StmtKind, VarId};
 use crate::runtime::Binding;
 use crate::types::Scalar;
 use crate::wgsl::{self, Operand, prims};
@@ -70,7 +70,11 @@ impl GpuMachine<'_, '_> {
             set(frame, v, GValue::Device(out), span)?;
         }
         for ((v, partial), &(_, op, _)) in partials.into_iter().zip(&code.reductions) {
-            let total = if blocks == 1 { DeviceVec { scalar: true, ..partial } } else { self.reduce(op, &partial, span)? };
+            let total = if blocks == 1 {
+                DeviceVec { scalar: true, ..partial }
+            } else {
+                self.reduce(op, &partial, span)?
+            };
             set(frame, v, GValue::Device(total), span)?;
         }
         for member in &kernel.body {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::ir::{FusedKernel, Function, Op, ReduceOp, StmtKind, VarId};
+use crate::ir::{Function, FusedKernel, Op, ReduceOp, StmtKind, VarId};
 use crate::types::Scalar;
 
 use super::prims::{ITEMS, block_header, combine};
@@ -139,9 +139,12 @@ fn reduce_main(decls: &str, body: &str, reductions: &[(VarId, ReduceOp, Scalar)]
     for k in 0..reductions.len() {
         let _ = writeln!(main, "    shared{k}[lid] = acc{k};");
     }
-    main.push_str("    workgroupBarrier();\n    for (var s = 128u; s > 0u; s = s >> 1u) {\n        if (lid < s) {\n");
+    main.push_str(
+        "    workgroupBarrier();\n    for (var s = 128u; s > 0u; s = s >> 1u) {\n        if (lid < s) {\n",
+    );
     for k in 0..reductions.len() {
-        let _ = writeln!(main, "            shared{k}[lid] = combine{k}(shared{k}[lid], shared{k}[lid + s]);");
+        let _ =
+            writeln!(main, "            shared{k}[lid] = combine{k}(shared{k}[lid], shared{k}[lid + s]);");
     }
     main.push_str("        }\n        workgroupBarrier();\n    }\n    if (lid == 0u && live) {\n");
     for k in 0..reductions.len() {
