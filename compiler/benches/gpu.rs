@@ -23,7 +23,7 @@ use weft_compiler::runtime::{Binding, DeviceBuffer, Gpu};
 use weft_compiler::types::Scalar;
 use weft_compiler::wgsl::prims::{BLOCK, ITEMS};
 use weft_compiler::wgsl::{Access, Kernel};
-use weft_compiler::{Database, SourceFile, driver, interp};
+use weft_compiler::{Database, SourceFile, driver, fuse, interp, ir};
 
 const RUNS: usize = 9;
 const N: usize = 1 << 22;
@@ -475,6 +475,15 @@ fn main() {
     if wanted("checks") {
         check_cost(gpu);
     }
+    if wanted("black_scholes") {
+        black_scholes(gpu);
+    }
+    if wanted("library") {
+        library_kernels(gpu);
+    }
+    if wanted("ablation") {
+        ablation(gpu);
+    }
 }
 
 /// The radix sort of 1M random `i32`s against the CPU executor's sort (a parallel merge sort
@@ -615,4 +624,370 @@ fn check_cost(gpu: &Gpu) {
             overhead(t[2], t[3])
         );
     }
+}
+
+// ---- fusion (issue 9) ----------------------------------------------------------------------
+
+/// A program flattened and fused by `strategy`, within the adapter's bindings.
+fn fused_program(db: &Database, file: SourceFile, gpu: &Gpu, strategy: fuse::Strategy) -> ir::Program {
+    scheduled_program(db, file, gpu, strategy, false)
+}
+
+/// `fused_program`, with inner reductions sequential in each element when `sequential` says.
+fn scheduled_program(
+    db: &Database,
+    file: SourceFile,
+    gpu: &Gpu,
+    strategy: fuse::Strategy,
+    sequential: bool,
+) -> ir::Program {
+    let fusion = fuse::Options { strategy, max_bindings: gpu.limits.max_storage_buffers_per_shader_stage };
+    let options =
+        weft_compiler::flatten::Options { fusion, sequential_inner: sequential, ..Default::default() };
+    driver::flat_program_with(db, file, options).expect("flattens").into_owned()
+}
+
+/// Kernel time (timestamp queries) of a profiled run of `program`, counting only launches
+/// attributed to source offsets in `region`.
+fn kernel_time(gpu: &Gpu, program: &ir::Program, region: std::ops::Range<u32>) -> Duration {
+    let report = gpu::run_profiled(gpu, program, &mut QuietHost).expect("runs");
+    let profile = report.profile.expect("a profile");
+    profile.timings.iter().filter(|t| region.contains(&t.source.0) && t.source.1 > 0).map(|t| t.time).sum()
+}
+
+/// Kernel time of what `launch` dispatches, by the same timestamp queries.
+fn hand_time(gpu: &Gpu, launch: &dyn Fn()) -> Duration {
+    gpu.start_profile(None).expect("profiles");
+    launch();
+    gpu.wait().expect("finishes");
+    let profile = gpu.finish_profile().expect("profiled").expect("a profile");
+    profile.timings.iter().map(|t| t.time).sum()
+}
+
+/// Median of `RUNS` interleaved rounds of `cases`, each giving its own measured time.
+fn interleaved_measured(cases: &mut [(&str, Box<dyn FnMut() -> Duration + '_>)]) -> Vec<Duration> {
+    for (_, f) in cases.iter_mut() {
+        f();
+    }
+    let mut times = vec![Vec::with_capacity(RUNS); cases.len()];
+    for _ in 0..RUNS {
+        for (k, (_, f)) in cases.iter_mut().enumerate() {
+            times[k].push(f());
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            t[RUNS / 2]
+        })
+        .collect()
+}
+
+const BLACK_SCHOLES: &str = "n = 4000000
+riskfree = 0.02
+volatility = 0.30
+
+def cnd(d: f32) -> f32:
+    return 0.5 * (1.0 + erf(d / sqrt(2.0)))
+
+def price(s: f32, k: f32, t: f32) -> (f32, f32):
+    sqrt_t = sqrt(t)
+    d1 = (log(s / k) + (riskfree + 0.5 * volatility * volatility) * t) / (volatility * sqrt_t)
+    d2 = d1 - volatility * sqrt_t
+    discounted_k = k * exp(-riskfree * t)
+    call = s * cnd(d1) - discounted_k * cnd(d2)
+    put = discounted_k * cnd(-d2) - s * cnd(-d1)
+    return (call, put)
+
+spots = [5.0 + 25.0 * u for u in random_f32(n, 1)]
+strikes = [1.0 + 99.0 * u for u in random_f32(n, 2)]
+times = [0.25 + 9.75 * u for u in random_f32(n, 3)]
+calls, puts = unzip([price(s, k, t) for s, k, t in zip(spots, strikes, times)])
+print(calls[0], puts[n - 1])
+";
+
+/// The same pricing as one hand-written kernel: inputs from the same hash, one thread per
+/// option, calls and puts written out.
+fn hand_black_scholes() -> Kernel {
+    use std::collections::BTreeSet;
+    use weft_compiler::wgsl::scalar::{Helper, helper_source};
+    let helpers = helper_source(&BTreeSet::from([Helper::Erf, Helper::Random]));
+    let body = format!(
+        "{helpers}
+fn uniform(seed: i32, i: u32) -> f32 {{ return f32(random_bits(seed, i) >> 8u) * 5.9604645e-8f; }}
+fn cnd(d: f32) -> f32 {{ return 0.5f * (1.0f + erf_f32(d / sqrt(2.0f))); }}
+//MAIN    let i = (wid.x + wid.y * nwg.x) * 256u + lid;
+    if (i >= p[0]) {{ return; }}
+    let s = 5.0f + 25.0f * uniform(1, i);
+    let k = 1.0f + 99.0f * uniform(2, i);
+    let t = 0.25f + 9.75f * uniform(3, i);
+    let r = 0.02f;
+    let v = 0.3f;
+    let sqrt_t = sqrt(t);
+    let d1 = (log(s / k) + (r + 0.5f * v * v) * t) / (v * sqrt_t);
+    let d2 = d1 - v * sqrt_t;
+    let dk = k * exp(-r * t);
+    calls[i] = s * cnd(d1) - dk * cnd(d2);
+    puts[i] = dk * cnd(-d2) - s * cnd(-d1);
+"
+    );
+    kernel(
+        "hand_black_scholes",
+        &[("calls", "f32", Access::ReadWrite), ("puts", "f32", Access::ReadWrite)],
+        &body,
+    )
+}
+
+fn hand_dot_blocks() -> Kernel {
+    kernel(
+        "hand_dot",
+        &[("a", "f32", Access::Read), ("b", "f32", Access::Read), ("dst", "f32", Access::ReadWrite)],
+        &format!(
+            "var<workgroup> s: array<f32, 256>;
+//MAIN    let block = wid.x + wid.y * nwg.x;
+    var acc = 0.0;
+    for (var k = 0u; k < {ITEMS}u; k++) {{
+        let i = block * {BLOCK}u + k * 256u + lid;
+        if (i < p[0]) {{ acc += a[i] * b[i]; }}
+    }}
+    s[lid] = acc;
+    workgroupBarrier();
+    for (var d = 128u; d > 0u; d >>= 1u) {{
+        if (lid < d) {{ s[lid] += s[lid + d]; }}
+        workgroupBarrier();
+    }}
+    if (lid == 0u) {{ dst[block] = s[0]; }}
+"
+        ),
+    )
+}
+
+fn hand_saxpy() -> Kernel {
+    kernel(
+        "hand_saxpy",
+        &[("x", "f32", Access::Read), ("y", "f32", Access::Read), ("out", "f32", Access::ReadWrite)],
+        "//MAIN    let i = (wid.x + wid.y * nwg.x) * 256u + lid;\n    if (i < p[0]) { out[i] = 2.5f * x[i] + y[i]; }\n",
+    )
+}
+
+/// Scalar CSR: one thread per row, a loop over its non-zeros.
+fn hand_spmv() -> Kernel {
+    kernel(
+        "hand_spmv",
+        &[
+            ("row_ptr", "i32", Access::Read),
+            ("cols", "i32", Access::Read),
+            ("vals", "f32", Access::Read),
+            ("x", "f32", Access::Read),
+            ("y", "f32", Access::ReadWrite),
+        ],
+        "//MAIN    let r = (wid.x + wid.y * nwg.x) * 256u + lid;
+    if (r >= p[0]) { return; }
+    var acc = 0.0f;
+    for (var k = row_ptr[r]; k < row_ptr[r + 1u]; k++) { acc += vals[k] * x[cols[k]]; }
+    y[r] = acc;
+",
+    )
+}
+
+/// A Weft program whose measured part is the body of `if n > 0:` (fusion stays inside a
+/// control region, so the inputs made before it are stored arrays, as a library call would
+/// get them).
+fn measured_program(setup: &str, measured: &str) -> (String, std::ops::Range<u32>) {
+    let head = format!("{setup}if n > 0:\n");
+    let body: String = measured.lines().map(|l| format!("    {l}\n")).collect();
+    let region = head.len() as u32..(head.len() + body.len()) as u32;
+    (head + &body, region)
+}
+
+/// Black-Scholes: the whole program, fused by each strategy, against one hand-written kernel.
+fn black_scholes(gpu: &Gpu) {
+    let hand = Hand { gpu };
+    println!("\n## Fusion: kernel time by timestamp queries, median of {RUNS} interleaved runs\n");
+    // Black-Scholes: the whole program, fused by each strategy, against one hand-written kernel.
+    let db = Database::default();
+    let file = SourceFile::new(&db, "black_scholes_4m.weft".into(), BLACK_SCHOLES.into());
+    let programs: Vec<(fuse::Strategy, ir::Program)> =
+        [fuse::Strategy::None, fuse::Strategy::Ilp].map(|s| (s, fused_program(&db, file, gpu, s))).into();
+    const OPTIONS: usize = 4_000_000;
+    let (calls, puts) = (hand.buffer(OPTIONS as u64 * 4), hand.buffer(OPTIONS as u64 * 4));
+    let hand_bs = || hand.launch(&hand_black_scholes(), OPTIONS, &[(&calls, OPTIONS), (&puts, OPTIONS)]);
+    let everything = 0..u32::MAX;
+    let mut cases: Vec<(&str, Box<dyn FnMut() -> Duration + '_>)> = vec![
+        ("none", Box::new(|| kernel_time(gpu, &programs[0].1, everything.clone()))),
+        ("ilp", Box::new(|| kernel_time(gpu, &programs[1].1, everything.clone()))),
+        ("hand-written", Box::new(|| hand_time(gpu, &hand_bs))),
+    ];
+    let t = interleaved_measured(&mut cases);
+    let launches = |p: &ir::Program| {
+        let report = gpu::run(gpu, p, &mut QuietHost).expect("runs");
+        report.stats.launches
+    };
+    println!(
+        "### Black-Scholes, {OPTIONS} options (inputs generated on the device, calls and puts written)\n"
+    );
+    println!("| version | launches | kernel time (ms) | against fused | against hand-written |");
+    println!("|---|---|---|---|---|");
+    for (k, name) in ["--fusion none", "--fusion ilp", "hand-written, one kernel"].iter().enumerate() {
+        let n = if k < 2 { launches(&programs[k].1).to_string() } else { "1".into() };
+        println!(
+            "| {name} | {n} | {:.2} | {:.2} | {:.2} |",
+            ms(t[k]),
+            ms(t[k]) / ms(t[1]),
+            ms(t[k]) / ms(t[2])
+        );
+    }
+}
+
+/// Dot, saxpy and spmv: the measured region of a Weft program, fused, against hand-written
+/// kernels on the same sizes, and those against the copy bandwidth of the same run.
+fn library_kernels(gpu: &Gpu) {
+    let hand = Hand { gpu };
+    // Copy bandwidth, the ceiling for the memory-bound cases (a size that stays a 1-D grid).
+    const COPY: usize = 16_000_000;
+    let (src, dst) = (hand.buffer(COPY as u64 * 4), hand.buffer(COPY as u64 * 4));
+    let copy = || hand.launch(&hand_copy(), COPY, &[(&src, COPY), (&dst, COPY)]);
+    let copy_time = interleaved_measured(&mut [("copy", Box::new(|| hand_time(gpu, &copy)))])[0];
+    let copy_rate = (2 * COPY * 4) as f64 / copy_time.as_secs_f64() / 1e9;
+    println!("\nCopy of {COPY} u32: {:.2} ms, {copy_rate:.2} GB/s (read + write).\n", ms(copy_time));
+
+    // Dot, saxpy, spmv: the measured region only, against hand-written kernels on the same sizes.
+    const DOT: usize = 10_000_000;
+    const SAXPY: usize = 16_000_000;
+    let dot = measured_program(
+        &format!("n = {DOT}\nxs = random_f32(n, 1)\nys = random_f32(n, 2)\n"),
+        "print(sum([x * y for x, y in zip(xs, ys)]))",
+    );
+    let saxpy = measured_program(
+        &format!("n = {SAXPY}\nxs = random_f32(n, 1)\nys = random_f32(n, 2)\n"),
+        "zs = [2.5 * x + y for x, y in zip(xs, ys)]\nprint(zs[0])",
+    );
+    let rows = 105_000;
+    let spmv = measured_program(
+        &format!(
+            "n = {rows}\nlens = random_i32(n, 0, 20, 7)\nnnz = sum(lens)\n\
+             vals = partition(random_f32(nnz, 9), lens)\ncols = partition(random_i32(nnz, 0, n, 8), lens)\n\
+             x = random_f32(n, 10)\n"
+        ),
+        "y = [sum([a * x[c] for a, c in zip(ai, ci)]) for ai, ci in zip(vals, cols)]\nprint(y[0])",
+    );
+    let (a, b) = (hand.buffer(SAXPY as u64 * 4), hand.buffer(SAXPY as u64 * 4));
+    let out = hand.buffer(SAXPY as u64 * 4);
+    let partials = hand.buffer((DOT.div_ceil(BLOCK as usize) * 4) as u64);
+    fastrand::seed(3);
+    let lens: Vec<i32> = (0..rows).map(|_| fastrand::i32(0..20)).collect();
+    let mut row_ptr = vec![0i32];
+    for l in &lens {
+        row_ptr.push(row_ptr.last().unwrap() + l);
+    }
+    let nnz = *row_ptr.last().unwrap() as usize;
+    let upload = |v: Value| raw(&device_value(gpu, v));
+    let ptr = upload(Value::i32s(row_ptr));
+    let cols = upload(Value::i32s((0..nnz).map(|_| fastrand::i32(0..rows as i32)).collect()));
+    let vals = upload(Value::vector(Buffer::F32((0..nnz).map(|_| fastrand::f32()).collect())));
+    let x = upload(Value::vector(Buffer::F32((0..rows).map(|_| fastrand::f32()).collect())));
+    let y = hand.buffer(rows as u64 * 4);
+    let hand_dot = || {
+        hand.launch_blocks(
+            &hand_dot_blocks(),
+            DOT,
+            &[(&a, DOT), (&b, DOT), (&partials, DOT.div_ceil(BLOCK as usize))],
+        );
+        hand.reduce(&partials, DOT.div_ceil(BLOCK as usize));
+    };
+    let hand_saxpy_run = || hand.launch(&hand_saxpy(), SAXPY, &[(&a, SAXPY), (&b, SAXPY), (&out, SAXPY)]);
+    let hand_spmv_run = || {
+        hand.launch(
+            &hand_spmv(),
+            rows,
+            &[(&ptr, rows + 1), (&cols, nnz), (&vals, nnz), (&x, rows), (&y, rows)],
+        )
+    };
+    println!("\n### Library kernels: the measured region fused (ilp) against hand-written WGSL\n");
+    println!(
+        "| kernel | size | weft fused (ms) | hand-written (ms) | weft / hand | hand's bandwidth | against copy |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let cases_of: [(&str, usize, &(String, std::ops::Range<u32>), &dyn Fn(), u64, bool); 4] = [
+        ("dot", DOT, &dot, &hand_dot, (2 * DOT * 4) as u64, false),
+        ("saxpy", SAXPY, &saxpy, &hand_saxpy_run, (3 * SAXPY * 4) as u64, false),
+        ("spmv_csr", nnz, &spmv, &hand_spmv_run, (nnz * 12 + rows * 12) as u64, false),
+        ("spmv_csr, --sequential-inner", nnz, &spmv, &hand_spmv_run, (nnz * 12 + rows * 12) as u64, true),
+    ];
+    for (name, size, (source, region), hand_run, bytes, sequential) in cases_of {
+        let db = Database::default();
+        let file = SourceFile::new(&db, "kernel.weft".into(), source.clone());
+        let program = scheduled_program(&db, file, gpu, fuse::Strategy::Ilp, sequential);
+        let mut cases: Vec<(&str, Box<dyn FnMut() -> Duration + '_>)> = vec![
+            ("weft", Box::new(|| kernel_time(gpu, &program, region.clone()))),
+            ("hand", Box::new(|| hand_time(gpu, hand_run))),
+        ];
+        let t = interleaved_measured(&mut cases);
+        let rate = bytes as f64 / t[1].as_secs_f64() / 1e9;
+        println!(
+            "| {name} | {size} | {:.2} | {:.2} | {:.2} | {rate:.2} GB/s | {:.0}% |",
+            ms(t[0]),
+            ms(t[1]),
+            ms(t[0]) / ms(t[1]),
+            100.0 * rate / copy_rate
+        );
+    }
+}
+
+/// Every sample under each strategy: launches, bytes bound and time, normalised to `none`;
+/// and the ILP's build and solve time.
+fn ablation(gpu: &Gpu) {
+    println!(
+        "\n## Fusion ablation: every sample, median of {RUNS} interleaved runs, normalised to --fusion none\n"
+    );
+    println!(
+        "| sample | launches none / greedy / ilp | bytes bound none / greedy / ilp | time greedy | time ilp | ilp build+solve (ms) | proved optimal |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let mut slowest = 0.0f64;
+    for name in sample_names() {
+        let (db, file) = sample_program(&name);
+        let Ok(flat) = driver::flat_program(&db, file) else { continue };
+        let strategies = [fuse::Strategy::None, fuse::Strategy::Greedy, fuse::Strategy::Ilp];
+        let programs: Vec<ir::Program> =
+            strategies.iter().map(|&s| fused_program(&db, file, gpu, s)).collect();
+        let stats: Vec<_> =
+            programs.iter().map(|p| gpu::run(gpu, p, &mut QuietHost).expect("runs").stats).collect();
+        let mut cases: Vec<Case<'_>> = programs
+            .iter()
+            .map(|p| -> Case<'_> {
+                (
+                    "run",
+                    Box::new(move || {
+                        gpu::run(gpu, p, &mut QuietHost).expect("runs");
+                    }),
+                )
+            })
+            .collect();
+        let t = interleaved(&mut cases);
+        let options = fuse::Options {
+            strategy: fuse::Strategy::Ilp,
+            max_bindings: gpu.limits.max_storage_buffers_per_shader_stage,
+        };
+        let start = Instant::now();
+        let (_, plan) = fuse::fuse(flat, options);
+        let solve = start.elapsed();
+        slowest = slowest.max(ms(solve));
+        let optimal = plan.regions.iter().all(|r| r.solver.proved_optimal != Some(false));
+        println!(
+            "| {name} | {} / {} / {} | {} / {} / {} | {:.2} | {:.2} | {:.2} | {} |",
+            stats[0].launches,
+            stats[1].launches,
+            stats[2].launches,
+            stats[0].bytes_bound,
+            stats[1].bytes_bound,
+            stats[2].bytes_bound,
+            ms(t[1]) / ms(t[0]),
+            ms(t[2]) / ms(t[0]),
+            ms(solve),
+            if optimal { "yes" } else { "no" }
+        );
+    }
+    println!("\nThe largest ILP build and solve took {slowest:.2} ms.");
 }

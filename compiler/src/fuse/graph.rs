@@ -100,6 +100,8 @@ pub struct Region<'a> {
     /// `reach[i][j]`: a path of dependencies leads from `i` to `j`.
     pub reach: Vec<Vec<bool>>,
     pub pairs: Vec<Pair>,
+    /// `(a, b)` of every candidate pair, for lookups.
+    pub paired: std::collections::HashSet<(usize, usize)>,
     /// Dataflow edges between vector statements that can never share a kernel.
     pub blocked: Vec<(usize, usize, Blocker)>,
     /// Scalars known to be on the host (parameters of a launch, not bindings).
@@ -140,10 +142,12 @@ impl<'a> Region<'a> {
             preds,
             reach,
             pairs: Vec::new(),
+            paired: Default::default(),
             blocked: Vec::new(),
             host_scalars: host_scalars.to_vec(),
         };
         region.find_pairs();
+        region.paired = region.pairs.iter().map(|p| (p.a, p.b)).collect();
         region
     }
 
@@ -208,33 +212,7 @@ impl<'a> Region<'a> {
     /// kernels depend on each other in a cycle and no schedule runs them.
     pub fn reach_between(&self, clusters: &super::solve::Clusters) -> Option<Vec<Vec<bool>>> {
         let n = self.nodes.len();
-        let unit: Vec<usize> =
-            (0..n).map(|i| if self.nodes[i].fusable() { clusters.find(i) } else { i }).collect();
-        let mut succs = vec![Vec::new(); n];
-        let mut waiting = vec![0usize; n];
-        for j in 0..n {
-            for &i in &self.preds[j] {
-                if unit[i] != unit[j] && !succs[unit[i]].contains(&unit[j]) {
-                    succs[unit[i]].push(unit[j]);
-                    waiting[unit[j]] += 1;
-                }
-            }
-        }
-        let roots: Vec<usize> = (0..n).filter(|&u| unit[u] == u).collect();
-        let mut order = Vec::with_capacity(roots.len());
-        let mut ready: Vec<usize> = roots.iter().copied().filter(|&u| waiting[u] == 0).collect();
-        while let Some(u) = ready.pop() {
-            order.push(u);
-            for &s in &succs[u] {
-                waiting[s] -= 1;
-                if waiting[s] == 0 {
-                    ready.push(s);
-                }
-            }
-        }
-        if order.len() != roots.len() {
-            return None;
-        }
+        let (unit, succs, order) = self.kernel_order(clusters)?;
         let mut unit_reach = vec![vec![false; n]; n];
         for &u in order.iter().rev() {
             for &s in &succs[u] {
@@ -247,6 +225,41 @@ impl<'a> Region<'a> {
             }
         }
         Some((0..n).map(|i| (0..n).map(|j| unit_reach[unit[i]][unit[j]]).collect()).collect())
+    }
+
+    /// Each statement's kernel (its cluster's root, or itself), the kernels' successors, and a
+    /// topological order of the kernels; `None` when they depend on each other in a cycle.
+    #[allow(clippy::type_complexity)]
+    pub fn kernel_order(
+        &self,
+        clusters: &super::solve::Clusters,
+    ) -> Option<(Vec<usize>, Vec<Vec<usize>>, Vec<usize>)> {
+        let n = self.nodes.len();
+        let unit: Vec<usize> =
+            (0..n).map(|i| if self.nodes[i].fusable() { clusters.find(i) } else { i }).collect();
+        let mut succs = vec![Vec::new(); n];
+        let mut waiting = vec![0usize; n];
+        for j in 0..n {
+            for &i in &self.preds[j] {
+                if unit[i] != unit[j] && !succs[unit[i]].contains(&unit[j]) {
+                    succs[unit[i]].push(unit[j]);
+                    waiting[unit[j]] += 1;
+                }
+            }
+        }
+        let roots = (0..n).filter(|&u| unit[u] == u).count();
+        let mut order = Vec::with_capacity(roots);
+        let mut ready: Vec<usize> = (0..n).filter(|&u| unit[u] == u && waiting[u] == 0).collect();
+        while let Some(u) = ready.pop() {
+            order.push(u);
+            for &s in &succs[u] {
+                waiting[s] -= 1;
+                if waiting[s] == 0 {
+                    ready.push(s);
+                }
+            }
+        }
+        (order.len() == roots).then_some((unit, succs, order))
     }
 
     /// The storage buffers a kernel of `members` binds: the parameters, every vector (or

@@ -12,9 +12,9 @@ use super::graph::{Pair, Region};
 
 /// Branch-and-bound nodes one solve may use. The bound is on work, not on time, so the same
 /// program always gets the same plan.
-pub const NODE_LIMIT: u64 = 2_000;
+pub const NODE_LIMIT: u64 = 500;
 /// Rounds of binding-limit cuts before the greedy plan decides.
-pub const CUT_ROUNDS: u32 = 16;
+pub const CUT_ROUNDS: u32 = 8;
 
 /// How the solver did on one region, for the plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -71,8 +71,7 @@ pub fn illegal(region: &Region, members: &[bool], max_bindings: u32) -> Option<S
     let list: Vec<usize> = (0..members.len()).filter(|&k| members[k]).collect();
     for (x, &i) in list.iter().enumerate() {
         for &j in &list[x + 1..] {
-            let paired = region.pairs.iter().any(|p| p.a == i && p.b == j);
-            if region.preds[j].contains(&i) && !paired {
+            if !region.paired.contains(&(i, j)) && region.preds[j].contains(&i) {
                 return Some(format!(
                     "their kernel would also hold `{}` and `{}`, which cannot share one",
                     super::stmt_label(region.f, &region.block.stmts[i]),
@@ -102,7 +101,7 @@ pub fn merge_blocked(
         let code = if why.contains("storage buffers") { "bindings" } else { "dependency" };
         return Some((code, why));
     }
-    region.reach_between(&merged).is_none().then(|| {
+    region.kernel_order(&merged).is_none().then(|| {
         let why =
             "fused, the kernel would need work outside it both before and after it (a cycle between kernels)";
         ("convexity", why.to_string())
@@ -134,6 +133,13 @@ pub fn ilp(region: &Region, max_bindings: u32) -> (Clusters, SolverReport) {
     let mut report = SolverReport { method: "ilp".into(), proved_optimal: Some(true), ..Default::default() };
     let mut clusters = Clusters::singletons(region.nodes.len());
     for component in components(region) {
+        // One pair: fusing it is optimal exactly when it is legal, no solver needed.
+        if let [p] = component.as_slice() {
+            if merge_blocked(region, &clusters, p.a, p.b, max_bindings).is_none() {
+                clusters.union(p.a, p.b);
+            }
+            continue;
+        }
         match solve_component(region, &clusters, &component, max_bindings, &mut report) {
             Some(fused) => {
                 for p in fused {
@@ -149,7 +155,7 @@ pub fn ilp(region: &Region, max_bindings: u32) -> (Clusters, SolverReport) {
         }
     }
     report.micros = start.elapsed().as_micros() as u64;
-    debug_assert!(region.reach_between(&clusters).is_some(), "the ILP's kernels form a cycle");
+    debug_assert!(region.kernel_order(&clusters).is_some(), "the ILP's kernels form a cycle");
     (clusters, report)
 }
 
@@ -201,7 +207,7 @@ fn solve_component(
         for p in &fused {
             clusters.union(p.a, p.b);
         }
-        region.reach_between(&clusters)?;
+        region.kernel_order(&clusters)?;
         let over = nodes
             .iter()
             .map(|&i| clusters.members(i))
@@ -282,7 +288,7 @@ fn formulate(
             if !reach[i][j] {
                 continue;
             }
-            let paired = pairs.iter().any(|p| p.a == i && p.b == j);
+            let paired = region.paired.contains(&(i, j));
             let direct = region.preds[j].contains(&i);
             if (direct && !paired) || outside(i, j) {
                 problem.add_constraint([(at(j), 1.0), (at(i), -1.0)], ComparisonOp::Ge, 1.0);
