@@ -138,12 +138,43 @@ fn dev_after_core_shows_specialised_functions() {
 
 #[test]
 fn wgsl_prints_validated_kernels_without_a_gpu() {
-    let out = weft(&["wgsl", &sample("dot_product.weft")]);
+    let out = weft(&["wgsl", "--fusion", "none", &sample("dot_product.weft")]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("// kernel `map_mul_f32_f32_f32`, for `"), "{stdout}");
     assert!(stdout.contains("@compute @workgroup_size(256)"), "{stdout}");
     assert!(stdout.contains("reduce_blocks_add_f32"), "{stdout}");
+    // Fused (the default), the product and the sum are one kernel.
+    let fused = weft(&["wgsl", &sample("dot_product.weft")]);
+    let fused = String::from_utf8_lossy(&fused.stdout);
+    assert!(fused.contains("_map_reduce`, for `"), "{fused}");
+    assert!(!fused.contains("map_mul_f32_f32_f32"), "{fused}");
+}
+
+#[test]
+fn fusion_prints_the_plan_in_every_format_without_a_gpu() {
+    let file = sample("black_scholes.weft");
+    let text = weft(&["fusion", &file]);
+    assert_eq!(text.status.code(), Some(0), "{}", String::from_utf8_lossy(&text.stderr));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("strategy ilp, at most 8 storage buffers per kernel"), "{text}");
+    assert!(text.contains("k0_map_reduce [map_reduce] in main"), "{text}");
+    assert!(text.contains("kept apart:"), "{text}");
+    assert!(text.contains("proved optimal"), "{text}");
+    let json = weft(&["fusion", "--format", "json", &file]);
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(json["schema"], 1);
+    assert!(json["kernels"].as_array().is_some_and(|k| k.len() >= 2), "{json}");
+    let none = weft(&["fusion", "--format", "json", "--fusion", "none", &file]);
+    let none: serde_json::Value = serde_json::from_slice(&none.stdout).expect("json");
+    let count = |v: &serde_json::Value| v["kernels"].as_array().map_or(0, Vec::len);
+    assert!(count(&none) > 5 * count(&json), "none: {}, ilp: {}", count(&none), count(&json));
+    let dot = weft(&["fusion", "--format", "dot", &file]);
+    assert!(String::from_utf8_lossy(&dot.stdout).starts_with("digraph fusion {"));
+    let svg = weft(&["fusion", "--format", "svg", &file]);
+    assert!(String::from_utf8_lossy(&svg.stdout).starts_with("<svg xmlns="));
+    let bad = weft(&["fusion", "--format", "pdf", &file]);
+    assert_eq!(bad.status.code(), Some(2), "an unknown format is a usage error");
 }
 
 /// Whether a GPU test can run here; without an adapter it says it is skipped, unless

@@ -217,10 +217,9 @@ impl<'a> Region<'a> {
         for &u in order.iter().rev() {
             for &s in &succs[u] {
                 unit_reach[u][s] = true;
-                for x in 0..n {
-                    if unit_reach[s][x] {
-                        unit_reach[u][x] = true;
-                    }
+                let from = unit_reach[s].clone();
+                for (to, reached) in unit_reach[u].iter_mut().zip(from) {
+                    *to |= reached;
                 }
             }
         }
@@ -379,9 +378,9 @@ fn reachability(preds: &[Vec<usize>]) -> Vec<Vec<bool>> {
     for j in 0..n {
         for &i in &preds[j] {
             reach[i][j] = true;
-            for k in 0..i {
-                if reach[k][i] {
-                    reach[k][j] = true;
+            for row in reach.iter_mut().take(i) {
+                if row[i] {
+                    row[j] = true;
                 }
             }
         }
