@@ -20,6 +20,9 @@ pub enum Role {
     Map,
     /// A reduction of a vector to one scalar: REDUCE.
     Reduce,
+    /// A scan (SCAN) or a segmented reduction or scan: its first pass can compute its input
+    /// from the maps that produce it, but it is the kernel's only consumer.
+    Scan,
     /// A vector op that runs as its own kernel or primitive passes (`scan`, `pack`, ...).
     Alone(String),
     /// Host work: scalar ops, prints, control flow, calls.
@@ -37,11 +40,15 @@ pub struct Node {
     pub reads: Vec<VarId>,
     /// A gather's source, which it reads at any index, not element by element.
     pub gathers: Option<VarId>,
+    /// A scan's (or segmented op's) input, the only operand a producer may compute for it.
+    pub consumes: Option<VarId>,
+    /// A segmented op: its first pass reads only the elements inside segments.
+    pub segmented: bool,
 }
 
 impl Node {
     pub fn fusable(&self) -> bool {
-        matches!(self.role, Role::Map | Role::Reduce)
+        matches!(self.role, Role::Map | Role::Reduce | Role::Scan)
     }
 }
 
@@ -173,7 +180,8 @@ impl<'a> Region<'a> {
                     self.pairs.push(Pair { a, b, vertical: true, shared: passed });
                     continue;
                 }
-                let both = na.fusable() && nb.fusable() && na.class == nb.class;
+                let siblings = |n: &Node| matches!(n.role, Role::Map | Role::Reduce);
+                let both = siblings(na) && siblings(nb) && na.class == nb.class;
                 // Two effects in a row (two checks): one kernel keeps their order, since a
                 // failure is explained by running its ops in order.
                 if both && na.effect && nb.effect && self.preds[b].contains(&a) {
@@ -271,9 +279,13 @@ impl<'a> Region<'a> {
         let mut fails = false;
         for (i, node) in self.nodes.iter().enumerate().filter(|(i, _)| members[*i]) {
             fails |= node.effect;
-            if node.role == Role::Reduce {
-                reduces += 1;
-            }
+            // A reduction's partials; a scan's block sums; a segmented op's ids, starts, values
+            // and flags.
+            reduces += match node.role {
+                Role::Reduce | Role::Scan if !node.segmented => 1,
+                Role::Scan => 4,
+                _ => 0,
+            };
             for &v in &node.reads {
                 let inside = self.defined_by(members, v, i);
                 if !inside && !self.is_param(v) && !inputs.contains(&v) {
@@ -317,12 +329,13 @@ fn blocker(a: &Node, b: &Node) -> Option<Blocker> {
     let name = |n: &Node| match &n.role {
         Role::Map => "map",
         Role::Reduce => "reduce",
+        Role::Scan => "scan",
         Role::Alone(_) | Role::Host => "op",
     };
     match (&a.role, &b.role) {
         (Role::Alone(op), _) | (_, Role::Alone(op)) => Some(Blocker::NoFusedForm(op.clone())),
         (Role::Host, _) | (_, Role::Host) => Some(Blocker::NoFusedForm("host".into())),
-        (Role::Reduce, _) => Some(Blocker::Incompatible(name(a), name(b))),
+        (Role::Reduce | Role::Scan, _) => Some(Blocker::Incompatible(name(a), name(b))),
         _ if a.class != b.class => Some(Blocker::IndexSpaces),
         _ => None,
     }
@@ -455,7 +468,16 @@ fn node(f: &Function, stmt: &Stmt, classes: &mut Classes) -> Node {
         StmtKind::Op { op: Op::Gather { src, .. }, .. } => Some(*src),
         _ => None,
     };
-    Node { role, class, effect, defs, reads, gathers }
+    let (consumes, segmented) = match &stmt.kind {
+        StmtKind::Op { op: Op::Scan { src, .. }, .. } if role == Role::Scan => (Some(*src), false),
+        StmtKind::Op { op: Op::SegReduce { src, .. } | Op::SegScan { src, .. }, .. }
+            if role == Role::Scan =>
+        {
+            (Some(*src), true)
+        }
+        _ => (None, false),
+    };
+    Node { role, class, effect, defs, reads, gathers, consumes, segmented }
 }
 
 fn op_role(f: &Function, dest: Option<VarId>, op: &Op, classes: &mut Classes) -> (Role, Option<usize>) {
@@ -506,6 +528,19 @@ fn op_role(f: &Function, dest: Option<VarId>, op: &Op, classes: &mut Classes) ->
             (Role::Map, Some(class))
         }
         Op::Reduce { src, .. } => (Role::Reduce, Some(classes.var(*src))),
+        Op::Scan { src, .. } if vector(*src) => {
+            let class = classes.var(*src);
+            let class = dest.map_or(class, |d| {
+                let c = classes.var(d);
+                classes.union(class, c)
+            });
+            (Role::Scan, Some(class))
+        }
+        Op::SegReduce { op, src, .. } | Op::SegScan { op, src, .. }
+            if vector(*src) && !matches!(op, crate::ir::ReduceOp::Min | crate::ir::ReduceOp::Max) =>
+        {
+            (Role::Scan, Some(classes.var(*src)))
+        }
         other => (Role::Alone(other.name()), None),
     }
 }

@@ -9,10 +9,12 @@
 //!
 //! Rules (producer -> consumer over one index space), after Nessie's compatibility table:
 //! map -> map, map -> gather (a gather is a map that reads its source whole), map -> reduce,
-//! check -> check, and horizontally any maps and reductions that read a common input. A
-//! filter feeding a reduction (`sum` of a comprehension with `if`) is flattened as a select
-//! feeding the reduction, which is map -> reduce. Everything else (scans, packs, segmented
-//! ops, sorts) runs as its own primitive passes; the plan says so for each pair it kept apart.
+//! map -> scan and map -> segmented reduction or scan (the scan's first pass computes its
+//! input), check -> check, and horizontally any maps and reductions that read a common input.
+//! A filter feeding a reduction (`sum` of a comprehension with `if`) is rewritten to a select
+//! feeding the reduction (`rewrite`), which is map -> reduce. Everything else (packs, sorts,
+//! segment descriptors) runs as its own primitive passes; the plan says so for each pair it
+//! kept apart. `docs/fusion.md` has the rules and the formulation.
 
 pub mod graph;
 pub mod plan;
@@ -206,6 +208,7 @@ impl Fuser<'_> {
         let (pattern, schedule) = match (&node.role, &stmt.kind) {
             (Role::Map, StmtKind::Op { .. }) => ("map".to_string(), "flattened"),
             (Role::Reduce, _) => ("reduce".to_string(), "flattened"),
+            (Role::Scan, StmtKind::Op { op, .. }) => (op.name().replace('.', "_"), "flattened"),
             (Role::Alone(op), _) => (op.replace('.', "_"), "flattened"),
             (_, StmtKind::ElementLoop { .. }) => ("element_loop".to_string(), "sequential per element"),
             _ => return None,
@@ -218,9 +221,12 @@ impl Fuser<'_> {
 
     fn fused_kernel(&self, region: &Region, unit: &[usize], members: &[bool]) -> PlanKernel {
         let reduces = unit.iter().filter(|&&i| region.nodes[i].role == Role::Reduce).count();
-        let pattern = match (reduces, unit.len() - reduces) {
-            (0, _) => "map",
-            (_, 0) => "reduce",
+        let scan = unit.iter().find(|&&i| region.nodes[i].role == Role::Scan);
+        let pattern = match (scan, reduces, unit.len() - reduces) {
+            (Some(&i), ..) if region.nodes[i].segmented => "map_segmented",
+            (Some(_), ..) => "map_scan",
+            (None, 0, _) => "map",
+            (None, _, 0) => "reduce",
             _ => "map_reduce",
         };
         self.describe(region, unit, members, pattern)
@@ -259,6 +265,9 @@ impl Fuser<'_> {
             .unwrap_or_else(|| "1".into());
         let launch = match pattern {
             "map" => format!("{space} threads"),
+            "map_scan" | "map_segmented" => {
+                format!("the scan's passes over {space}, the first computing its input")
+            }
             "reduce" | "map_reduce" => {
                 format!(
                     "ceil({space} / {}) workgroups of 256, then the partial sums",

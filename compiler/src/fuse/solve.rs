@@ -8,7 +8,7 @@
 
 use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, TerminationReason, Variable};
 
-use super::graph::{Pair, Region};
+use super::graph::{Pair, Region, Role};
 
 /// Branch-and-bound nodes one solve may use. The bound is on work, not on time, so the same
 /// program always gets the same plan.
@@ -80,10 +80,39 @@ pub fn illegal(region: &Region, members: &[bool], max_bindings: u32) -> Option<S
             }
         }
     }
+    if let Some(why) = scan_shape(region, &list, members) {
+        return Some(why);
+    }
     let bindings = region.bindings(members);
     (bindings > max_bindings).then(|| {
         format!("one kernel would bind {bindings} storage buffers, over the limit of {max_bindings}")
     })
+}
+
+/// A kernel with a scan (or segmented op) is that consumer and the maps that produce its
+/// input, nothing more: one consumer, no reduction, nothing else written out, and, for a
+/// segmented op, which computes only the elements inside segments, no check.
+fn scan_shape(region: &Region, list: &[usize], members: &[bool]) -> Option<String> {
+    let scans: Vec<usize> = list.iter().copied().filter(|&i| region.nodes[i].role == Role::Scan).collect();
+    let [scan] = scans.as_slice() else {
+        return (scans.len() > 1).then(|| "a kernel takes one scan".to_string());
+    };
+    let segmented = region.nodes[*scan].segmented;
+    for &i in list.iter().filter(|&&i| i != *scan) {
+        let node = &region.nodes[i];
+        if node.role != Role::Map {
+            return Some("a scan's kernel holds only the maps that produce its input".into());
+        }
+        if node.defs.iter().any(|&d| region.read_outside(members, d)) {
+            return Some("a scan's kernel writes nothing but the scan".into());
+        }
+        if segmented && node.effect {
+            return Some(
+                "a segmented op computes only the elements inside segments, so checks stay apart".into(),
+            );
+        }
+    }
+    None
 }
 
 /// Why merging the clusters of `a` and `b` is not allowed, if it is not: the constraint's

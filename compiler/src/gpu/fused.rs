@@ -22,6 +22,15 @@ impl GpuMachine<'_, '_> {
         };
         let span = stmt.span;
         self.attribute_to(span);
+        let scan = kernel.body.iter().position(|s| {
+            matches!(
+                &s.kind,
+                StmtKind::Op { op: Op::Scan { .. } | Op::SegReduce { .. } | Op::SegScan { .. }, .. }
+            )
+        });
+        if let Some(at) = scan {
+            return self.run_scan_kernel(f, stmt, kernel, at, frame);
+        }
         let inputs = kernel.inputs();
         let values = inputs.iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;
         let Some(n) = self.index_space(kernel, &inputs, &values, span)? else {
@@ -37,8 +46,7 @@ impl GpuMachine<'_, '_> {
         let Ok(code) = wgsl::fused::fused_kernel(f, kernel, &operands) else {
             return Ok(false);
         };
-        let limit = self.gpu.limits.max_storage_buffers_per_shader_stage as usize;
-        if code.kernel.bindings.len() + 1 > limit {
+        if !self.fits(&code.kernel) {
             return Ok(false);
         }
         let mut outputs = Vec::new();
@@ -83,6 +91,143 @@ impl GpuMachine<'_, '_> {
             }
         }
         Ok(true)
+    }
+
+    /// A scan (or segmented reduction or scan) whose first pass computes its input from the
+    /// kernel's other ops (`wgsl::fused::Produced`); the other passes are the primitive's.
+    fn run_scan_kernel(
+        &mut self,
+        f: &Function,
+        stmt: &Stmt,
+        kernel: &FusedKernel,
+        at: usize,
+        frame: &mut Frame<GValue>,
+    ) -> R<bool> {
+        let span = stmt.span;
+        let StmtKind::Op { dest: Some(dest), op } = &kernel.body[at].kind else {
+            return Ok(false);
+        };
+        let (src, elem) = match op {
+            Op::Scan { src, .. } | Op::SegReduce { src, .. } | Op::SegScan { src, .. } => {
+                (*src, f.ty(*src).elem)
+            }
+            _ => return Ok(false),
+        };
+        let members: Vec<Stmt> =
+            kernel.body.iter().enumerate().filter(|(k, _)| *k != at).map(|(_, s)| s.clone()).collect();
+        let producer = FusedKernel { name: kernel.name.clone(), body: members, outputs: vec![src] };
+        let inputs = producer.inputs();
+        let values = inputs.iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;
+        let mut params = vec![0u32; wgsl::FIRST_SCALAR];
+        let mut own = Vec::new();
+        let mut operands = Vec::with_capacity(inputs.len());
+        for (k, (&var, value)) in inputs.iter().zip(&values).enumerate() {
+            operands.push((var, self.kernel_operand(k, value, &mut params, &mut own, span)?));
+        }
+        let produced =
+            wgsl::fused::Produced { f, name: &kernel.name, members: &producer.body, src, inputs: &operands };
+        // The consumer's own operands besides its input: segments, initial value.
+        let own_operand = |v: VarId| get(frame, v, span);
+        let result = match op {
+            Op::Scan { op: rop, init, .. } => {
+                let Some(n) = self.index_space(&producer, &inputs, &values, span)?.filter(|&n| n > 0) else {
+                    return Ok(false);
+                };
+                let Ok(pass) = prims::scan_blocks_produced(*rop, elem, false, &produced) else {
+                    return Ok(false);
+                };
+                if !self.fits(&pass) {
+                    return Ok(false);
+                }
+                let out = self.alloc(elem, n, span)?;
+                let sums = self.alloc(elem, n.div_ceil(prims::BLOCK as usize), span)?;
+                let mut bindings = vec![out.binding(), sums.binding()];
+                bindings.extend(own);
+                self.launch_fused_pass(
+                    stmt,
+                    f,
+                    &pass,
+                    &inputs,
+                    &values,
+                    &mut params,
+                    bindings,
+                    |me, params, b| me.launch_blocks(&pass, n, params, b, span),
+                )?;
+                let out = self.scan_carry(*rop, out, &sums, None, span)?;
+                match init {
+                    Some(init) => self.shift(*rop, &out, None, &own_operand(*init)?, span)?,
+                    None => out,
+                }
+            }
+            Op::SegReduce { segs, .. } | Op::SegScan { segs, .. } => {
+                let offsets = self.device(&own_operand(segs.offsets)?, span)?;
+                let lengths = self.device(&own_operand(segs.lengths)?, span)?;
+                let (starts, total) = self.compact(&lengths, span)?;
+                let Ok(pass) = wgsl::prims::segment_gather_produced(elem, &produced) else {
+                    return Ok(false);
+                };
+                if total == 0 || !self.fits(&pass) {
+                    return Ok(false);
+                }
+                let ids = self.segment_ids(&lengths, &starts, total, span)?;
+                let vals = self.alloc(elem, total, span)?;
+                let flags = self.alloc(Scalar::Bool, total, span)?;
+                let mut bindings =
+                    vec![ids.binding(), offsets.binding(), starts.binding(), vals.binding(), flags.binding()];
+                bindings.extend(own);
+                self.launch_fused_pass(
+                    stmt,
+                    f,
+                    &pass,
+                    &inputs,
+                    &values,
+                    &mut params,
+                    bindings,
+                    |me, params, b| me.launch(&pass, total, params, b, span),
+                )?;
+                let init = match op {
+                    Op::SegScan { init: Some(init), .. } => Some(own_operand(*init)?),
+                    _ => None,
+                };
+                self.segmented_tail(op, &vals, &flags, &lengths, &starts, init.as_ref(), span)?
+            }
+            _ => return Ok(false),
+        };
+        set(frame, *dest, GValue::Device(result), span)?;
+        for member in &kernel.body {
+            if let StmtKind::Op { op, .. } = &member.kind {
+                self.report.counters.record_op(op, std::iter::empty());
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether the adapter lets one kernel bind all of `kernel`'s storage buffers (the
+    /// parameters included).
+    fn fits(&self, kernel: &wgsl::Kernel) -> bool {
+        kernel.bindings.len() < self.gpu.limits.max_storage_buffers_per_shader_stage as usize
+    }
+
+    /// Launches a pass with a fused producer: with the error record, and a sequence number
+    /// whose failure is explained by the kernel's ops, when the producer can fail.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_fused_pass(
+        &mut self,
+        stmt: &Stmt,
+        f: &Function,
+        pass: &wgsl::Kernel,
+        inputs: &[VarId],
+        values: &[GValue],
+        params: &mut [u32],
+        mut bindings: Vec<Binding>,
+        launch: impl FnOnce(&mut Self, &[u32], &[Binding]) -> R<()>,
+    ) -> R<()> {
+        if pass.bindings.len() > bindings.len() {
+            let kept = inputs.iter().copied().zip(values.iter().cloned()).collect();
+            params[1] = self.expect_failure(stmt.clone(), f.vars.len(), kept)?;
+            bindings = self.with_record(bindings);
+        }
+        launch(self, params, &bindings)
     }
 
     /// The number of elements the kernel runs over: the length of the vectors it reads

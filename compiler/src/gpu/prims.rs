@@ -89,7 +89,7 @@ impl GpuMachine<'_, '_> {
                     None => scanned,
                 }
             }
-            Op::SegReduce { op: rop, .. } | Op::SegScan { op: rop, .. } => {
+            Op::SegReduce { .. } | Op::SegScan { .. } => {
                 let (src, lengths, offsets) =
                     (self.device(a(0)?, span)?, self.device(a(2)?, span)?, self.device(a(1)?, span)?);
                 let (starts, total) = self.compact(&lengths, span)?;
@@ -108,21 +108,11 @@ impl GpuMachine<'_, '_> {
                     flags.binding(),
                 ];
                 self.launch(&prims::segment_gather(src.elem), total, &[], &bindings, span)?;
-                let scanned = self.scan_inclusive(*rop, &vals, Some(&flags), span)?;
-                match op {
-                    Op::SegScan { init: Some(_), .. } => {
-                        self.shift(*rop, &scanned, Some(&flags), a(3)?, span)?
-                    }
-                    Op::SegScan { .. } => scanned,
-                    _ => {
-                        let out = self.alloc(src.elem, lengths.len, span)?;
-                        let kernel = prims::segment_last(src.elem, &prims::empty_value(*rop, src.elem));
-                        let bindings =
-                            [lengths.binding(), starts.binding(), scanned.binding(), out.binding()];
-                        self.launch(&kernel, lengths.len, &[], &bindings, span)?;
-                        out
-                    }
-                }
+                let init = match op {
+                    Op::SegScan { init: Some(_), .. } => Some(a(3)?),
+                    _ => None,
+                };
+                self.segmented_tail(op, &vals, &flags, &lengths, &starts, init, span)?
             }
             Op::SegArgExtreme { max, .. } => {
                 let (src, offsets, lengths) =
@@ -139,6 +129,38 @@ impl GpuMachine<'_, '_> {
             }
         };
         Ok(Some(GValue::Device(result)))
+    }
+
+    /// A segmented reduction or scan from its elements gathered into the compact layout
+    /// (`vals`, with head `flags`): the segmented scan, then the exclusive shift from `init`, or
+    /// each segment's last element.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn segmented_tail(
+        &mut self,
+        op: &Op,
+        vals: &DeviceVec,
+        flags: &DeviceVec,
+        lengths: &DeviceVec,
+        starts: &DeviceVec,
+        init: Option<&GValue>,
+        span: TextRange,
+    ) -> R<DeviceVec> {
+        let (Op::SegReduce { op: rop, .. } | Op::SegScan { op: rop, .. }) = op else {
+            return Err(internal_at(format!("{} is not segmented", op.name()), span));
+        };
+        let scanned = self.scan_inclusive(*rop, vals, Some(flags), span)?;
+        match (op, init) {
+            (Op::SegScan { .. }, Some(init)) => self.shift(*rop, &scanned, Some(flags), init, span),
+            (Op::SegScan { .. }, None) => Ok(scanned),
+            _ => {
+                let elem = vals.elem;
+                let out = self.alloc(elem, lengths.len, span)?;
+                let kernel = prims::segment_last(elem, &prims::empty_value(*rop, elem));
+                let bindings = [lengths.binding(), starts.binding(), scanned.binding(), out.binding()];
+                self.launch(&kernel, lengths.len, &[], &bindings, span)?;
+                Ok(out)
+            }
+        }
     }
 
     pub(super) fn launch(
@@ -214,17 +236,31 @@ impl GpuMachine<'_, '_> {
             None => None,
         };
         self.launch_blocks(&prims::scan_blocks(op, elem, flags.is_some()), n, &[], &bindings, span)?;
-        if blocks > 1 {
-            let scanned = self.scan_inclusive(op, &sums, block_flags.as_ref().map(|(any, _)| any), span)?;
+        self.scan_carry(op, out, &sums, block_flags.as_ref(), span)
+    }
+
+    /// The passes of a scan after its first: the block totals `sums` scanned, then combined
+    /// into each block of `out`.
+    pub(super) fn scan_carry(
+        &mut self,
+        op: ReduceOp,
+        out: DeviceVec,
+        sums: &DeviceVec,
+        block_flags: Option<&(DeviceVec, DeviceVec)>,
+        span: TextRange,
+    ) -> R<DeviceVec> {
+        if sums.len > 1 {
+            let scanned = self.scan_inclusive(op, sums, block_flags.map(|(any, _)| any), span)?;
             let mut bindings = vec![out.binding(), scanned.binding()];
-            bindings.extend(block_flags.as_ref().map(|(_, first)| first.binding()));
-            self.launch(&prims::scan_add_carry(op, elem, flags.is_some()), n, &[], &bindings, span)?;
+            bindings.extend(block_flags.map(|(_, first)| first.binding()));
+            let kernel = prims::scan_add_carry(op, out.elem, block_flags.is_some());
+            self.launch(&kernel, out.len, &[], &bindings, span)?;
         }
         Ok(out)
     }
 
     /// The exclusive scan from `init`, from the inclusive one.
-    fn shift(
+    pub(super) fn shift(
         &mut self,
         op: ReduceOp,
         scanned: &DeviceVec,

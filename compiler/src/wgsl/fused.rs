@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::ir::{Function, FusedKernel, Op, ReduceOp, StmtKind, VarId};
+use crate::ir::{Function, FusedKernel, Op, ReduceOp, Stmt, StmtKind, VarId};
 use crate::types::Scalar;
 
 use super::prims::{ITEMS, block_header, combine};
@@ -32,9 +32,42 @@ pub fn fused_kernel(
     inputs: &[(VarId, Operand)],
 ) -> Result<FusedCode, NotScalar> {
     let mut w = Writer::new();
+    let reads = bind_inputs(&mut w, inputs, "in");
+    let (mut body, reductions, fails) = body_code(f, &kernel.body, &reads, &mut w)?;
+    let written: Vec<VarId> = kernel.outputs.iter().copied().filter(|&v| f.ty(v).is_vector()).collect();
+    for (k, &v) in written.iter().enumerate() {
+        let elem = f.ty(v).elem;
+        w.bind(&format!("out{k}"), storage_type(elem), Access::ReadWrite);
+        let _ = writeln!(body, "out{k}[i] = {};", to_storage(elem, &format!("v{v}")));
+    }
+    let mut decls = String::new();
+    for (k, &(_, op, elem)) in reductions.iter().enumerate() {
+        let t = storage_type(elem);
+        w.bind(&format!("partials{k}"), t, Access::ReadWrite);
+        let (combine, _) = combine(op, elem);
+        decls.push_str(&combine.replace("fn combine(", &format!("fn combine{k}(")));
+        let _ = writeln!(decls, "var<workgroup> shared{k}: array<{t}, 256>;");
+    }
+    if fails {
+        w.bind("err", "atomic<u32>", Access::ReadWrite);
+    }
+    let main = if reductions.is_empty() {
+        format!("{MAIN_HEADER}{}}}\n", indent(&body, 1))
+    } else {
+        reduce_main(&decls, &body, &reductions)
+    };
+    let name = format!("fused_{}", kernel.name);
+    Ok(FusedCode { kernel: w.finish(name, &main), written, reductions, fails })
+}
+
+/// How the body reads each input: the expression for element `i`, and the array's name.
+type Reads = Vec<(VarId, (String, String))>;
+
+/// Binds the inputs (named `{prefix}{k}`) and says how the body reads each.
+fn bind_inputs(w: &mut Writer, inputs: &[(VarId, Operand)], prefix: &str) -> Reads {
     let mut reads = Vec::with_capacity(inputs.len());
     for (k, &(var, operand)) in inputs.iter().enumerate() {
-        let name = format!("in{k}");
+        let name = format!("{prefix}{k}");
         let read = match operand {
             Operand::Whole(t) | Operand::Elements(t) => {
                 w.bind(&name, storage_type(t), Access::Read);
@@ -48,6 +81,19 @@ pub fn fused_kernel(
         };
         reads.push((var, read));
     }
+    reads
+}
+
+/// The members' code for element `i`: a `let` per value, each reduction folded into its
+/// accumulator, each failure recorded. Gives the code, the reductions and whether anything
+/// can fail.
+#[allow(clippy::type_complexity)]
+fn body_code(
+    f: &Function,
+    members: &[Stmt],
+    reads: &Reads,
+    w: &mut Writer,
+) -> Result<(String, Vec<(VarId, ReduceOp, Scalar)>, bool), NotScalar> {
     let value_of = |v: VarId| -> String {
         match reads.iter().find(|(var, _)| *var == v) {
             Some((_, (element, _))) => element.clone(),
@@ -56,8 +102,8 @@ pub fn fused_kernel(
     };
     let mut body = String::new();
     let mut reductions = Vec::new();
-    let mut fails = Vec::new();
-    for stmt in &kernel.body {
+    let mut fails = false;
+    for stmt in members {
         let StmtKind::Op { dest, op } = &stmt.kind else {
             return Err(NotScalar("a fused kernel holds a statement that is not an op".into()));
         };
@@ -87,7 +133,7 @@ pub fn fused_kernel(
                 let types: Vec<Scalar> = operands.iter().map(|&v| f.ty(v).elem).collect();
                 let code = scalar_op(op, &args, &types, result, &mut w.helpers)?;
                 if let Some(condition) = code.fails {
-                    fails.push(());
+                    fails = true;
                     let _ = writeln!(body, "if ({condition}) {{ {FAIL} }}");
                 }
                 match code.value {
@@ -100,30 +146,47 @@ pub fn fused_kernel(
             let _ = writeln!(body, "let v{d}: {} = {value};", wgsl_type(f.ty(*d).elem));
         }
     }
-    let written: Vec<VarId> = kernel.outputs.iter().copied().filter(|&v| f.ty(v).is_vector()).collect();
-    for (k, &v) in written.iter().enumerate() {
-        let elem = f.ty(v).elem;
-        w.bind(&format!("out{k}"), storage_type(elem), Access::ReadWrite);
-        let _ = writeln!(body, "out{k}[i] = {};", to_storage(elem, &format!("v{v}")));
+    Ok((body, reductions, fails))
+}
+
+/// A producer of one vector, inlined into a primitive's pass: its ops (maps only) as a WGSL
+/// function `element(i)` giving element `i` of `src` in storage form, which the primitive
+/// calls where it would read `src` (at `i`, or at any position: the ops are pure per element,
+/// so computing one twice is only work).
+pub struct Produced<'a> {
+    pub f: &'a Function,
+    /// Names the kernel (`k3_map_scan`).
+    pub name: &'a str,
+    pub members: &'a [Stmt],
+    pub src: VarId,
+    /// The producer's inputs, as `fused_kernel` takes them.
+    pub inputs: &'a [(VarId, Operand)],
+}
+
+impl Produced<'_> {
+    /// Binds the producer's inputs (and the error record if it can fail) after the
+    /// primitive's own bindings, and gives the function's text.
+    pub(super) fn declare(&self, w: &mut Writer) -> Result<String, NotScalar> {
+        let reads = bind_inputs(w, self.inputs, "produced");
+        let (body, reductions, fails) = body_code(self.f, self.members, &reads, w)?;
+        if !reductions.is_empty() {
+            return Err(NotScalar("a producer with a reduction".into()));
+        }
+        if fails {
+            w.bind("err", "atomic<u32>", Access::ReadWrite);
+        }
+        let elem = self.f.ty(self.src).elem;
+        let value = match reads.iter().find(|(v, _)| *v == self.src) {
+            Some((_, (element, _))) => element.clone(),
+            None => format!("v{}", self.src),
+        };
+        Ok(format!(
+            "fn element(i: u32) -> {} {{\n{}    return {};\n}}\n",
+            storage_type(elem),
+            indent(&body, 1),
+            to_storage(elem, &value)
+        ))
     }
-    let mut decls = String::new();
-    for (k, &(_, op, elem)) in reductions.iter().enumerate() {
-        let t = storage_type(elem);
-        w.bind(&format!("partials{k}"), t, Access::ReadWrite);
-        let (combine, _) = combine(op, elem);
-        decls.push_str(&combine.replace("fn combine(", &format!("fn combine{k}(")));
-        let _ = writeln!(decls, "var<workgroup> shared{k}: array<{t}, 256>;");
-    }
-    if !fails.is_empty() {
-        w.bind("err", "atomic<u32>", Access::ReadWrite);
-    }
-    let main = if reductions.is_empty() {
-        format!("{MAIN_HEADER}{}}}\n", indent(&body, 1))
-    } else {
-        reduce_main(&decls, &body, &reductions)
-    };
-    let name = format!("fused_{}", kernel.name);
-    Ok(FusedCode { kernel: w.finish(name, &main), written, reductions, fails: !fails.is_empty() })
 }
 
 /// The block-reduce shape of `prims::reduce_blocks`, with the body computing each element.

@@ -125,10 +125,32 @@ var<workgroup> partial: array<{t}, 256>;
 /// and also writes, per block, whether any element is a head (`sum_flags`) and where the first
 /// head is (`first_head`, `BLOCK` if none); unsegmented, none of that is generated.
 pub fn scan_blocks(op: ReduceOp, elem: Scalar, segmented: bool) -> Kernel {
+    scan_blocks_of(op, elem, segmented, None).expect("a scan of a buffer always generates")
+}
+
+/// `scan_blocks` whose input elements a fused producer computes (`fused::Produced`) instead
+/// of reading `src`: its bindings come after the scan's own.
+pub fn scan_blocks_produced(
+    op: ReduceOp,
+    elem: Scalar,
+    segmented: bool,
+    produced: &super::fused::Produced<'_>,
+) -> Result<Kernel, super::scalar::NotScalar> {
+    scan_blocks_of(op, elem, segmented, Some(produced))
+}
+
+fn scan_blocks_of(
+    op: ReduceOp,
+    elem: Scalar,
+    segmented: bool,
+    produced: Option<&super::fused::Produced<'_>>,
+) -> Result<Kernel, super::scalar::NotScalar> {
     let t = storage_type(elem);
     let (combine, id) = combine(op, elem);
     let mut w = Writer::new();
-    w.bind("src", t, Access::Read);
+    if produced.is_none() {
+        w.bind("src", t, Access::Read);
+    }
     if segmented {
         w.bind("flags", "u32", Access::Read);
     }
@@ -210,7 +232,15 @@ pub fn scan_blocks(op: ReduceOp, elem: Scalar, segmented: bool) -> Kernel {
 "
     );
     let kind = if segmented { "seg_scan_blocks" } else { "scan_blocks" };
-    w.finish(format!("{kind}_{}", suffix(op, elem)), &main)
+    let name = format!("{kind}_{}", suffix(op, elem));
+    match produced {
+        None => Ok(w.finish(name, &main)),
+        Some(produced) => {
+            let element = produced.declare(&mut w)?;
+            let main = format!("{element}{}", main.replace("src[i]", "element(i)"));
+            Ok(w.finish(format!("{name}_of_{}", produced.name), &main))
+        }
+    }
 }
 
 /// The last pass of a scan: block `b > 0` of `dst` combined with the scanned total of the
@@ -311,6 +341,30 @@ pub fn segment_gather(elem: Scalar) -> Kernel {
     flags[i] = select(0u, 1u, within == 0i);
 ",
     )
+}
+
+/// `segment_gather` whose source elements a fused producer computes at the gathered positions
+/// (`fused::Produced`) instead of reading `src`: its bindings come after the others.
+pub fn segment_gather_produced(
+    elem: Scalar,
+    produced: &super::fused::Produced<'_>,
+) -> Result<Kernel, super::scalar::NotScalar> {
+    let mut w = Writer::new();
+    w.bind("ids", "i32", Access::Read);
+    w.bind("offsets", "i32", Access::Read);
+    w.bind("starts", "i32", Access::Read);
+    w.bind("vals", storage_type(elem), Access::ReadWrite);
+    w.bind("flags", "u32", Access::ReadWrite);
+    let element = produced.declare(&mut w)?;
+    let main = format!(
+        "{element}{MAIN_HEADER}    let s = u32(ids[i]);
+    let within = i32(i) - starts[s];
+    vals[i] = element(u32(offsets[s] + within));
+    flags[i] = select(0u, 1u, within == 0i);
+}}
+"
+    );
+    Ok(w.finish(format!("segment_gather_{}_of_{}", elem.name(), produced.name), &main))
 }
 
 /// Per segment, the last element of its inclusive scan, or `empty` for an empty segment.
