@@ -126,16 +126,23 @@ fn hand_gather() -> Kernel {
 /// Each workgroup sums `BLOCK` elements: `ITEMS` per thread, 256 apart, then a tree in
 /// workgroup memory.
 fn hand_reduce() -> Kernel {
+    hand_block_sum("hand_reduce", &[("src", "f32", Access::Read)], "src[i]")
+}
+
+/// Per-block sums of `element` (an expression in `i`) over the `arrays` it reads, into `dst`.
+fn hand_block_sum(name: &str, arrays: &[(&str, &str, Access)], element: &str) -> Kernel {
+    let mut arrays = arrays.to_vec();
+    arrays.push(("dst", "f32", Access::ReadWrite));
     kernel(
-        "hand_reduce",
-        &[("src", "f32", Access::Read), ("dst", "f32", Access::ReadWrite)],
+        name,
+        &arrays,
         &format!(
             "var<workgroup> s: array<f32, 256>;
 //MAIN    let block = wid.x + wid.y * nwg.x;
     var acc = 0.0;
     for (var k = 0u; k < {ITEMS}u; k++) {{
         let i = block * {BLOCK}u + k * 256u + lid;
-        if (i < p[0]) {{ acc += src[i]; }}
+        if (i < p[0]) {{ acc += {element}; }}
     }}
     s[lid] = acc;
     workgroupBarrier();
@@ -740,27 +747,7 @@ fn cnd(d: f32) -> f32 {{ return 0.5f * (1.0f + erf_f32(d / sqrt(2.0f))); }}
 }
 
 fn hand_dot_blocks() -> Kernel {
-    kernel(
-        "hand_dot",
-        &[("a", "f32", Access::Read), ("b", "f32", Access::Read), ("dst", "f32", Access::ReadWrite)],
-        &format!(
-            "var<workgroup> s: array<f32, 256>;
-//MAIN    let block = wid.x + wid.y * nwg.x;
-    var acc = 0.0;
-    for (var k = 0u; k < {ITEMS}u; k++) {{
-        let i = block * {BLOCK}u + k * 256u + lid;
-        if (i < p[0]) {{ acc += a[i] * b[i]; }}
-    }}
-    s[lid] = acc;
-    workgroupBarrier();
-    for (var d = 128u; d > 0u; d >>= 1u) {{
-        if (lid < d) {{ s[lid] += s[lid + d]; }}
-        workgroupBarrier();
-    }}
-    if (lid == 0u) {{ dst[block] = s[0]; }}
-"
-        ),
-    )
+    hand_block_sum("hand_dot", &[("a", "f32", Access::Read), ("b", "f32", Access::Read)], "a[i] * b[i]")
 }
 
 fn hand_saxpy() -> Kernel {

@@ -567,6 +567,21 @@ pub enum Op {
 }
 
 impl Op {
+    /// Whether the op computes each element from the same elements of its operands alone:
+    /// arithmetic, selects, casts, math and the random generators.
+    pub fn is_element_wise(&self) -> bool {
+        matches!(
+            self,
+            Op::Unary(..)
+                | Op::Binary(..)
+                | Op::Select(..)
+                | Op::Cast(..)
+                | Op::Math(..)
+                | Op::RandomF32 { .. }
+                | Op::RandomI32 { .. }
+        )
+    }
+
     /// The variables the op reads.
     pub fn operands(&self) -> Vec<VarId> {
         use Op::*;

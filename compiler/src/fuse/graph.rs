@@ -489,13 +489,7 @@ fn op_role(f: &Function, dest: Option<VarId>, op: &Op, classes: &mut Classes) ->
         return (Role::Host, None);
     }
     match op {
-        Op::Unary(..)
-        | Op::Binary(..)
-        | Op::Select(..)
-        | Op::Cast(..)
-        | Op::Math(..)
-        | Op::RandomF32 { .. }
-        | Op::RandomI32 { .. } => {
+        _ if op.is_element_wise() => {
             let mut class = dest.map(|d| classes.var(d));
             for &v in operands.iter().filter(|&&v| vector(v)) {
                 let c = classes.var(v);

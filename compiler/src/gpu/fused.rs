@@ -4,13 +4,12 @@
 use rowan::TextRange;
 
 use crate::control::{Frame, R, get, set};
-use crate::cpu;
 use crate::ir::{Function, FusedKernel, Op, Stmt, StmtKind, VarId};
 use crate::runtime::Binding;
 use crate::types::Scalar;
-use crate::wgsl::{self, Operand, prims};
+use crate::wgsl::{self, prims};
 
-use super::{DeviceVec, GValue, GpuMachine, gpu_error, value};
+use super::{DeviceVec, GValue, GpuMachine, gpu_error};
 
 impl GpuMachine<'_, '_> {
     /// Runs `stmt`, a fused kernel, as one launch and sets its outputs; `false` when it cannot
@@ -40,7 +39,7 @@ impl GpuMachine<'_, '_> {
         let mut bindings = Vec::new();
         let mut operands = Vec::with_capacity(inputs.len());
         for (k, (&var, value)) in inputs.iter().zip(&values).enumerate() {
-            let operand = self.kernel_operand(k, value, &mut params, &mut bindings, span)?;
+            let operand = self.operand(k, value, true, &mut params, &mut bindings, span)?;
             operands.push((var, operand));
         }
         let Ok(code) = wgsl::fused::fused_kernel(f, kernel, &operands) else {
@@ -122,7 +121,7 @@ impl GpuMachine<'_, '_> {
         let mut own = Vec::new();
         let mut operands = Vec::with_capacity(inputs.len());
         for (k, (&var, value)) in inputs.iter().zip(&values).enumerate() {
-            operands.push((var, self.kernel_operand(k, value, &mut params, &mut own, span)?));
+            operands.push((var, self.operand(k, value, true, &mut params, &mut own, span)?));
         }
         let produced =
             wgsl::fused::Produced { f, name: &kernel.name, members: &producer.body, src, inputs: &operands };
@@ -265,37 +264,5 @@ impl GpuMachine<'_, '_> {
             }
         }
         Ok(None)
-    }
-
-    /// How operand `k` reaches the kernel: a 32-bit host scalar in a parameter slot, a 64-bit
-    /// one uploaded, device values bound.
-    fn kernel_operand(
-        &mut self,
-        k: usize,
-        value: &GValue,
-        params: &mut Vec<u32>,
-        bindings: &mut Vec<Binding>,
-        span: TextRange,
-    ) -> R<Operand> {
-        let value = match value {
-            GValue::Host(s) if matches!(s.ty(), Scalar::I64 | Scalar::F64) => {
-                self.upload(cpu::Value::vector(cpu::Buffer::from_scalars(s.ty(), &[*s])), span)?.as_scalar()
-            }
-            other => other.clone(),
-        };
-        Ok(match &value {
-            GValue::Host(s) => {
-                let slot = wgsl::FIRST_SCALAR + k;
-                if params.len() <= slot {
-                    params.resize(slot + 1, 0);
-                }
-                params[slot] = value::param_bits(*s);
-                Operand::Param(s.ty(), k)
-            }
-            GValue::Device(v) => {
-                bindings.push(v.binding());
-                if v.scalar { Operand::DeviceScalar(v.elem) } else { Operand::Whole(v.elem) }
-            }
-        })
     }
 }

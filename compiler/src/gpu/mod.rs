@@ -380,35 +380,49 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     ) -> R<Vec<Operand>> {
         let mut operands = Vec::with_capacity(args.len());
         for (k, arg) in args.iter().enumerate() {
-            let arg = match arg {
-                GValue::Host(s) if matches!(s.ty(), Scalar::I64 | Scalar::F64) => self
-                    .upload(cpu::Value::vector(cpu::Buffer::from_scalars(s.ty(), &[*s])), span)?
-                    .as_scalar(),
-                other => other.clone(),
-            };
-            let operand = match &arg {
-                GValue::Host(s) => {
-                    let slot = wgsl::FIRST_SCALAR + k;
-                    if params.len() <= slot {
-                        params.resize(slot + 1, 0);
-                    }
-                    params[slot] = value::param_bits(*s);
-                    Operand::Param(s.ty(), k)
-                }
-                GValue::Device(v) => {
-                    bindings.push(v.binding());
-                    if whole == Some(k) {
-                        Operand::Whole(v.elem)
-                    } else if v.scalar {
-                        Operand::DeviceScalar(v.elem)
-                    } else {
-                        Operand::Elements(v.elem)
-                    }
-                }
-            };
-            operands.push(operand);
+            operands.push(self.operand(k, arg, whole == Some(k), params, bindings, span)?);
         }
         Ok(operands)
+    }
+
+    /// How operand `k` reaches a generated kernel: a 32-bit host scalar in parameter slot
+    /// `FIRST_SCALAR + k`, a 64-bit one uploaded, a device value bound (`whole` for an array
+    /// read at any index).
+    pub(super) fn operand(
+        &mut self,
+        k: usize,
+        arg: &GValue,
+        whole: bool,
+        params: &mut Vec<u32>,
+        bindings: &mut Vec<Binding>,
+        span: TextRange,
+    ) -> R<Operand> {
+        let arg = match arg {
+            GValue::Host(s) if matches!(s.ty(), Scalar::I64 | Scalar::F64) => {
+                self.upload(cpu::Value::vector(cpu::Buffer::from_scalars(s.ty(), &[*s])), span)?.as_scalar()
+            }
+            other => other.clone(),
+        };
+        Ok(match &arg {
+            GValue::Host(s) => {
+                let slot = wgsl::FIRST_SCALAR + k;
+                if params.len() <= slot {
+                    params.resize(slot + 1, 0);
+                }
+                params[slot] = value::param_bits(*s);
+                Operand::Param(s.ty(), k)
+            }
+            GValue::Device(v) => {
+                bindings.push(v.binding());
+                if v.scalar {
+                    Operand::DeviceScalar(v.elem)
+                } else if whole {
+                    Operand::Whole(v.elem)
+                } else {
+                    Operand::Elements(v.elem)
+                }
+            }
+        })
     }
 
     /// An element-wise op or check over device operands: one generated kernel. A failure is
@@ -510,14 +524,8 @@ fn stmt_name(stmt: &Stmt) -> String {
 /// Whether the op is element-wise: one generated kernel over its operands.
 fn is_element_wise(op: &Op) -> bool {
     match op {
-        Op::Unary(..)
-        | Op::Binary(..)
-        | Op::Select(..)
-        | Op::Cast(..)
-        | Op::Math(..)
-        | Op::RandomF32 { .. }
-        | Op::RandomI32 { .. }
-        | Op::Gather { .. } => true,
+        _ if op.is_element_wise() => true,
+        Op::Gather { .. } => true,
         Op::Check(check) => !matches!(check, Check::Permutation { .. } | Check::PartitionLengths { .. }),
         _ => false,
     }
