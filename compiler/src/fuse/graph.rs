@@ -182,9 +182,11 @@ impl<'a> Region<'a> {
                 }
                 let siblings = |n: &Node| matches!(n.role, Role::Map | Role::Reduce);
                 let both = siblings(na) && siblings(nb) && na.class == nb.class;
-                // Two effects in a row (two checks): one kernel keeps their order, since a
-                // failure is explained by running its ops in order.
-                if both && na.effect && nb.effect && self.preds[b].contains(&a) {
+                // An effect (a check) and what follows it: one kernel keeps their order, since
+                // its ops run in program order per element and a failure is explained by running
+                // them in order.
+                let ordered = na.fusable() && nb.fusable() && na.class == nb.class;
+                if ordered && na.effect && self.preds[b].contains(&a) {
                     self.pairs.push(Pair { a, b, vertical: true, shared: 0 });
                     continue;
                 }
@@ -342,7 +344,7 @@ fn blocker(a: &Node, b: &Node) -> Option<Blocker> {
 }
 
 /// The direct dependencies of each statement: read after write, write after read, write
-/// after write, and program order among effects.
+/// after write, and on the last effect (check, print, call) before it.
 fn dependencies(nodes: &[Node]) -> Vec<Vec<usize>> {
     let mut preds = vec![Vec::new(); nodes.len()];
     let mut last_def: HashMap<VarId, usize> = HashMap::new();
@@ -367,10 +369,12 @@ fn dependencies(nodes: &[Node]) -> Vec<Vec<usize>> {
                 add(r);
             }
         }
+        // Nothing moves before a check (or other effect) it followed: an op may only be valid
+        // because an earlier check passed (a zip's lengths, an index).
+        if let Some(i) = last_effect {
+            add(i);
+        }
         if node.effect {
-            if let Some(i) = last_effect {
-                add(i);
-            }
             last_effect = Some(j);
         }
         for v in &node.reads {
