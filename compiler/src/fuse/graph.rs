@@ -34,8 +34,15 @@ pub struct Node {
     pub role: Role,
     /// The index space (length class) a `Map` or `Reduce` works over.
     pub class: Option<usize>,
-    /// It may stop the program (a check, integer division): its order among effects matters.
+    /// It is seen from outside (a print) or may stop the program (a check, integer division,
+    /// a call): its order among effects matters.
     pub effect: bool,
+    /// Later ops may be valid only because it ran without stopping (a check, a call): nothing
+    /// that followed it moves before it. A print guards nothing.
+    pub guard: bool,
+    /// It is defined whatever a failed check would have said (one vector operand, no index):
+    /// it may run before a guard that preceded it.
+    pub total: bool,
     pub defs: Vec<VarId>,
     pub reads: Vec<VarId>,
     /// A gather's source, which it reads at any index, not element by element.
@@ -344,12 +351,13 @@ fn blocker(a: &Node, b: &Node) -> Option<Blocker> {
 }
 
 /// The direct dependencies of each statement: read after write, write after read, write
-/// after write, and on the last effect (check, print, call) before it.
+/// after write; an effect on the last effect before it, and anything else on the last guard.
 fn dependencies(nodes: &[Node]) -> Vec<Vec<usize>> {
     let mut preds = vec![Vec::new(); nodes.len()];
     let mut last_def: HashMap<VarId, usize> = HashMap::new();
     let mut readers: HashMap<VarId, Vec<usize>> = HashMap::new();
     let mut last_effect = None;
+    let mut last_guard = None;
     for (j, node) in nodes.iter().enumerate() {
         let mut add = |i: usize| {
             if i != j && !preds[j].contains(&i) {
@@ -369,13 +377,19 @@ fn dependencies(nodes: &[Node]) -> Vec<Vec<usize>> {
                 add(r);
             }
         }
-        // Nothing moves before a check (or other effect) it followed: an op may only be valid
-        // because an earlier check passed (a zip's lengths, an index).
-        if let Some(i) = last_effect {
+        // Nothing moves before a check it followed: an op may only be valid because an earlier
+        // check passed (a zip's lengths, an index). A total op (a map of one vector, a
+        // reduction: `max` of nothing is its identity until the check stops the run) may.
+        // Effects keep their order, so a failure comes after the output printed before it.
+        let before = if node.effect { last_effect } else { last_guard.filter(|_| !node.total) };
+        if let Some(i) = before {
             add(i);
         }
         if node.effect {
             last_effect = Some(j);
+        }
+        if node.guard {
+            last_guard = Some(j);
         }
         for v in &node.reads {
             readers.entry(*v).or_default().push(j);
@@ -481,7 +495,15 @@ fn node(f: &Function, stmt: &Stmt, classes: &mut Classes) -> Node {
         }
         _ => (None, false),
     };
-    Node { role, class, effect, defs, reads, gathers, consumes, segmented }
+    let guard = effect && !matches!(stmt.kind, StmtKind::Print { .. });
+    let total = match &stmt.kind {
+        StmtKind::Op { op, .. } => {
+            let vectors = op.operands().iter().filter(|&&v| f.ty(v).is_vector()).count();
+            !effect && vectors <= 1 && (op.is_element_wise() || matches!(op, Op::Reduce { .. }))
+        }
+        _ => false,
+    };
+    Node { role, class, effect, guard, total, defs, reads, gathers, consumes, segmented }
 }
 
 fn op_role(f: &Function, dest: Option<VarId>, op: &Op, classes: &mut Classes) -> (Role, Option<usize>) {
