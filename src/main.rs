@@ -101,10 +101,11 @@ enum Command {
 /// How flattening schedules nested work.
 #[derive(Clone, Copy, clap::Args)]
 struct ScheduleArgs {
-    /// Run a reduction (`sum`, `product`, `reduce`) of a scalar comprehension inside parallel
-    /// code as a sequential loop inside each element (Copperhead's schedule) instead of flat.
-    #[arg(long)]
-    sequential_inner: bool,
+    /// How a reduction (`sum`, `product`, `reduce`) of a scalar comprehension inside parallel
+    /// code runs: as a sequential loop inside each element (Copperhead's schedule), flat, or
+    /// (auto) flat on the CPU and, on a GPU, as a run-time cost estimate from the lengths picks.
+    #[arg(long, value_enum, default_value_t = InnerArg::Auto)]
+    inner: InnerArg,
     /// Run a recursive function called from parallel code on this many elements at a time
     /// (piecewise execution, which bounds its memory); 0 runs all elements at once.
     #[arg(long, default_value_t = flatten::DEFAULT_PIECE_SIZE)]
@@ -126,6 +127,16 @@ enum FusionArg {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum InnerArg {
+    /// Flat on the CPU; on a GPU, chosen at run time by a cost estimate.
+    Auto,
+    /// Always flat, segmented operations.
+    Flat,
+    /// Always a loop inside each element, where it applies.
+    Sequential,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum PlanFormat {
     Text,
     Json,
@@ -141,7 +152,11 @@ impl ScheduleArgs {
             FusionArg::Ilp => fuse::Strategy::Ilp,
         };
         flatten::Options {
-            sequential_inner: self.sequential_inner,
+            inner: match self.inner {
+                InnerArg::Auto => flatten::InnerSchedule::Auto,
+                InnerArg::Flat => flatten::InnerSchedule::Flat,
+                InnerArg::Sequential => flatten::InnerSchedule::Sequential,
+            },
             piece_size: self.piece_size,
             fusion: fuse::Options { strategy, ..fuse::Options::default() },
             ..flatten::Options::default()
@@ -179,10 +194,10 @@ fn main() -> ExitCode {
             run(&file, backend, profile, schedule.options())
         }
         Command::Devices => devices(),
-        Command::Wgsl { file, schedule } => wgsl(&file, schedule.options()),
+        Command::Wgsl { file, schedule } => wgsl(&file, schedule.options().for_gpu()),
         Command::Ir { file, schedule } => ir(&file, schedule.options()),
         Command::Fusion { file, format, max_bindings, schedule } => {
-            let mut options = schedule.options();
+            let mut options = schedule.options().for_gpu();
             options.fusion.max_bindings = max_bindings;
             fusion(&file, format, options)
         }

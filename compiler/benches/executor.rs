@@ -16,7 +16,7 @@ use std::time::Duration;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use weft_compiler::cpu::{self, Buffer, ScalarValue, Value};
-use weft_compiler::flatten::Options;
+use weft_compiler::flatten::{InnerSchedule, Options};
 use weft_compiler::interp::data::{random_f32, random_i32};
 use weft_compiler::interp::ops::erf_f32;
 use weft_compiler::ir;
@@ -220,6 +220,6 @@ fn main() {
     args.extend(seq(x));
     println!("SpMV: {rows} rows, {nnz} non-zeros");
     report("SpMV CSR, flat", baseline, &entry(SPMV, "spmv_flat"), &args, runs);
-    let sequential = entry_with(SPMV, "spmv_flat", Options { sequential_inner: true, ..Options::default() });
+    let sequential = entry_with(SPMV, "spmv_flat", Options { inner: InnerSchedule::Sequential, ..Options::default() });
     report("SpMV CSR, seq. inner", baseline, &sequential, &args, runs);
 }

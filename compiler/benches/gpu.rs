@@ -17,6 +17,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use weft_compiler::core::BinaryOp;
 use weft_compiler::cpu::{self, Buffer, Counters, Value};
+use weft_compiler::flatten::InnerSchedule;
 use weft_compiler::gpu::{self, GValue};
 use weft_compiler::ir::{Op, ReduceOp};
 use weft_compiler::runtime::{Binding, DeviceBuffer, Gpu};
@@ -657,20 +658,19 @@ fn check_cost(gpu: &Gpu) {
 
 /// A program flattened and fused by `strategy`, within the adapter's bindings.
 fn fused_program(db: &Database, file: SourceFile, gpu: &Gpu, strategy: fuse::Strategy) -> ir::Program {
-    scheduled_program(db, file, gpu, strategy, false)
+    scheduled_program(db, file, gpu, strategy, InnerSchedule::Auto)
 }
 
-/// `fused_program`, with inner reductions sequential in each element when `sequential` says.
+/// `fused_program` for the GPU, with inner reductions scheduled as `inner` says.
 fn scheduled_program(
     db: &Database,
     file: SourceFile,
     gpu: &Gpu,
     strategy: fuse::Strategy,
-    sequential: bool,
+    inner: InnerSchedule,
 ) -> ir::Program {
     let fusion = fuse::Options { strategy, max_bindings: gpu.limits.max_storage_buffers_per_shader_stage };
-    let options =
-        weft_compiler::flatten::Options { fusion, sequential_inner: sequential, ..Default::default() };
+    let options = weft_compiler::flatten::Options { fusion, inner, ..Default::default() }.for_gpu();
     driver::flat_program_with(db, file, options).expect("flattens").into_owned()
 }
 
@@ -786,7 +786,7 @@ struct LibraryCase<'a> {
     program: &'a (String, std::ops::Range<u32>),
     hand: &'a dyn Fn(),
     bytes: u64,
-    sequential: bool,
+    inner: InnerSchedule,
 }
 
 /// A Weft program whose measured part is the body of `if n > 0:` (fusion stays inside a
@@ -915,7 +915,7 @@ fn library_kernels(gpu: &Gpu) {
             program: &dot,
             hand: &hand_dot,
             bytes: (2 * DOT * 4) as u64,
-            sequential: false,
+            inner: InnerSchedule::Auto,
         },
         LibraryCase {
             name: "saxpy",
@@ -923,7 +923,7 @@ fn library_kernels(gpu: &Gpu) {
             program: &saxpy,
             hand: &hand_saxpy_run,
             bytes: (3 * SAXPY * 4) as u64,
-            sequential: false,
+            inner: InnerSchedule::Auto,
         },
         LibraryCase {
             name: "spmv_csr",
@@ -931,21 +931,29 @@ fn library_kernels(gpu: &Gpu) {
             program: &spmv,
             hand: &hand_spmv_run,
             bytes: spmv_bytes,
-            sequential: false,
+            inner: InnerSchedule::Auto,
         },
         LibraryCase {
-            name: "spmv_csr, --sequential-inner",
+            name: "spmv_csr, --inner flat",
             size: nnz,
             program: &spmv,
             hand: &hand_spmv_run,
             bytes: spmv_bytes,
-            sequential: true,
+            inner: InnerSchedule::Flat,
+        },
+        LibraryCase {
+            name: "spmv_csr, --inner sequential",
+            size: nnz,
+            program: &spmv,
+            hand: &hand_spmv_run,
+            bytes: spmv_bytes,
+            inner: InnerSchedule::Sequential,
         },
     ];
-    for LibraryCase { name, size, program: (source, region), hand: hand_run, bytes, sequential } in cases_of {
+    for LibraryCase { name, size, program: (source, region), hand: hand_run, bytes, inner } in cases_of {
         let db = Database::default();
         let file = SourceFile::new(&db, "kernel.weft".into(), source.clone());
-        let program = scheduled_program(&db, file, gpu, fuse::Strategy::Ilp, sequential);
+        let program = scheduled_program(&db, file, gpu, fuse::Strategy::Ilp, inner);
         let mut cases: Vec<Measured<'_>> = vec![
             ("weft", Box::new(|| kernel_time(gpu, &program, region.clone()))),
             ("hand", Box::new(|| hand_time(gpu, hand_run))),

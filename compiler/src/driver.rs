@@ -163,7 +163,7 @@ fn run_on_shared_gpu(
 ) -> Result<gpu::Report, RunError> {
     let device = gpu::shared_gpu().map_err(|e| RunError::NoDevice(e.0))?;
     // Kernels may bind as many storage buffers as this adapter allows.
-    let mut options = options;
+    let mut options = options.for_gpu();
     options.fusion.max_bindings = device.limits.max_storage_buffers_per_shader_stage;
     let program = flat_program_with(db, file, options).map_err(RunError::Compile)?;
     run(device, &program, host).map_err(RunError::Runtime)

@@ -90,10 +90,13 @@ pub enum Schedule {
     /// elements at a time (`flatten::Options::piece_size`).
     OneCallPerLevelPiecewise,
     /// A reduction of a scalar comprehension: a loop inside each element that reads the items
-    /// where they are (`flatten::Options::sequential_inner`, Copperhead's schedule).
+    /// where they are (`flatten::Options::inner`, Copperhead's schedule).
     SequentialReduction,
     /// A reduction inside parallel code, flat: segmented over every element's items.
     SegmentedReduction,
+    /// Both of the above, and a host `If` on a cost estimate from the lengths, made at run
+    /// time, that picks one (`flatten::loops::sequential_pays`).
+    GuardedReduction,
 }
 
 impl Schedule {
@@ -105,6 +108,9 @@ impl Schedule {
             Schedule::OneCallPerLevelPiecewise => "recursion, flat, one call per level, piece by piece",
             Schedule::SequentialReduction => "reduction, sequential inside each element",
             Schedule::SegmentedReduction => "reduction, flat, segmented over the elements",
+            Schedule::GuardedReduction => {
+                "reduction, sequential inside each element or flat, as a run-time cost estimate picks"
+            }
         }
     }
 }
@@ -580,6 +586,46 @@ impl Op {
                 | Op::RandomF32 { .. }
                 | Op::RandomI32 { .. }
         )
+    }
+
+    /// The variables the op reads, to rename.
+    pub fn operands_mut(&mut self) -> Vec<&mut VarId> {
+        use Op::*;
+        match self {
+            Const(_) | Load { .. } => vec![],
+            Unary(_, a) | Cast(_, a) | Length(a) | Iota { len: a } => vec![a],
+            SegIota { lengths } | SegIds { lengths } => vec![lengths],
+            Binary(_, a, b) => vec![a, b],
+            Select(c, a, b) => vec![c, a, b],
+            Math(_, args) | Concat(args) => args.iter_mut().collect(),
+            Replicate { value, len } => vec![value, len],
+            Interleave { parts, len } => parts.iter_mut().chain([len]).collect(),
+            RandomF32 { seed, index } => vec![seed, index],
+            RandomI32 { lo, hi, seed, index } => vec![lo, hi, seed, index],
+            Gather { src, index } => vec![src, index],
+            Scatter { dst, index, src } => vec![dst, index, src],
+            Pack { src, flags } => vec![src, flags],
+            Reduce { src, .. } => vec![src],
+            SegReduce { src, segs, .. } | SegArgExtreme { src, segs, .. } => {
+                vec![src, &mut segs.offsets, &mut segs.lengths]
+            }
+            Scan { src, init, .. } => [src].into_iter().chain(init.as_mut()).collect(),
+            SegScan { src, init, segs, .. } => {
+                [src, &mut segs.offsets, &mut segs.lengths].into_iter().chain(init.as_mut()).collect()
+            }
+            SegSortPerm { keys, segs } => keys.iter_mut().chain([&mut segs.offsets, &mut segs.lengths]).collect(),
+            Check(check) => match check {
+                self::Check::IndexInRange { index, len, written, .. } => vec![index, len, written],
+                self::Check::LengthsEqual { a, b, .. } => vec![a, b],
+                self::Check::NonEmpty { len, .. } => vec![len],
+                self::Check::Assert { cond, .. } => vec![cond],
+                self::Check::NonNegative { n, .. } => vec![n],
+                self::Check::NonZeroStep { step, .. } => vec![step],
+                self::Check::Permutation { index, segs } => vec![index, &mut segs.offsets, &mut segs.lengths],
+                self::Check::PartitionLengths { lengths, sums, totals } => vec![lengths, sums, totals],
+                self::Check::RandomRange { lo, hi } => vec![lo, hi],
+            },
+        }
     }
 
     /// The variables the op reads.

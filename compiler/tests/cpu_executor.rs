@@ -9,7 +9,7 @@ mod common;
 
 use common::differential::{self, CapturingHost, Executor, compare};
 use weft_compiler::driver::{self, Backend, RunError};
-use weft_compiler::flatten::Options;
+use weft_compiler::flatten::{InnerSchedule, Options};
 use weft_compiler::line_index::LineIndex;
 use weft_compiler::{Database, SourceFile};
 
@@ -181,7 +181,7 @@ fn sequential_inner_reductions_loop_inside_each_element() {
     let source = "rowptr = scan(lambda a, b: a + b, [i % 7 for i in range(100)])\nstarts = concat([0], rowptr)\ncols = [(k * 13) % 50 for k in range(rowptr[-1])]\nvals = [f32(k % 5) for k in range(rowptr[-1])]\nx = [f32(j) * 0.5 for j in range(50)]\ny = [sum([vals[k] * x[cols[k]] for k in range(starts[i], starts[i + 1])]) for i in range(100)]\nprint(len(vals), y)\n";
     let (flat, flat_out) = counted(source);
     let (sequential, sequential_out) =
-        counted_with(source, Options { sequential_inner: true, ..Options::default() });
+        counted_with(source, Options { inner: InnerSchedule::Sequential, ..Options::default() });
     assert_eq!(flat_out, sequential_out);
     assert_eq!(flat.element_loop_iterations, 0, "flattening stays the default");
     let items: u64 = flat_out.split_whitespace().next().and_then(|n| n.parse().ok()).expect("the item count");
@@ -192,6 +192,32 @@ fn sequential_inner_reductions_loop_inside_each_element() {
         sequential.elements,
         flat.elements
     );
+}
+
+#[test]
+fn on_a_gpu_the_lengths_pick_the_inner_schedule_at_run_time() {
+    // The program flattened for a GPU holds both schedules and the cost estimate between
+    // them; the CPU executor runs it as it is, and counts the element loop's iterations.
+    let program = |rows: usize, width: usize| {
+        format!(
+            "rows = [range((i * 7) % {width}) for i in range({rows})]\n\
+             sums = [sum([x * x for x in row]) for row in rows]\n\
+             print(sum([len(row) for row in rows]), sum(sums))\n"
+        )
+    };
+    let gpu = Options::default().for_gpu();
+    let flat = Options { inner: InnerSchedule::Flat, ..gpu };
+    // Many short rows: the loop inside each element is cheaper.
+    let short = program(8192, 7);
+    let (guarded, guarded_out) = counted_with(&short, gpu);
+    assert_eq!(guarded_out, counted_with(&short, flat).1);
+    let items: u64 = guarded_out.split_whitespace().next().and_then(|n| n.parse().ok()).expect("the item count");
+    assert_eq!(guarded.element_loop_iterations, items, "sequential inside each element");
+    // A few long rows: a thread per row would leave the device idle; flat.
+    let long = program(4, 3000);
+    let (guarded, guarded_out) = counted_with(&long, gpu);
+    assert_eq!(guarded_out, counted_with(&long, flat).1);
+    assert_eq!(guarded.element_loop_iterations, 0, "flat");
 }
 
 #[test]

@@ -11,7 +11,7 @@ mod common;
 use common::differential::{compare, run_source_with as run};
 use proptest::prelude::*;
 use weft_compiler::driver::Backend;
-use weft_compiler::flatten::Options;
+use weft_compiler::flatten::{InnerSchedule, Options};
 
 /// Each program reads `xss : [[i32]]` and `zsss : [[[i32]]]`.
 const PROGRAMS: &[&str] = &[
@@ -86,7 +86,7 @@ proptest! {
             // recursions entered from parallel code running two elements at a time.
             let schedules = [
                 Options::default(),
-                Options { sequential_inner: true, ..Options::default() },
+                Options { inner: InnerSchedule::Sequential, ..Options::default() },
                 Options { piece_size: 2, ..Options::default() },
             ];
             for options in schedules {

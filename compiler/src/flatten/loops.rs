@@ -5,7 +5,7 @@
 //! - A loop whose state is numbers and tuples and whose code is scalar (a `while`, or a `for`
 //!   over a `range` or a sequence of numbers) is one `ElementLoop`: each element loops on its
 //!   own inside one element-wise step, reading its sequence's items where they are. With
-//!   `Options::sequential_inner`, a reduction of a scalar comprehension runs the same way.
+//!   `Options::inner`, a reduction of a scalar comprehension may run the same way.
 //! - Any other loop runs on the host over the *active* elements: each round packs the elements
 //!   whose condition holds into a child context, runs the body once for all of them, writes
 //!   their new state back and evaluates their condition again, until no element is active. A
@@ -244,12 +244,13 @@ impl<'c> Flattener<'c> {
         })
     }
 
-    /// Copperhead's schedule for a small, regular inner computation, when
-    /// `Options::sequential_inner` asks for it: inside parallel code, `sum`, `product` or
-    /// `reduce` (with an operator and an initial value that cannot fail) of a sequence of
-    /// numbers, or of a comprehension over one whose body is scalar code, runs as a loop inside
-    /// each element. Reading the items where they are, it builds no inner sequence, and it
-    /// folds left to right as the interpreter does. `None` when it is not one.
+    /// Copperhead's schedule for a small, regular inner computation: inside parallel code,
+    /// `sum`, `product` or `reduce` (with an operator and an initial value that cannot fail) of
+    /// a sequence of numbers, or of a comprehension over one whose body is scalar code, may run
+    /// as a loop inside each element. Reading the items where they are, it builds no inner
+    /// sequence, and it folds left to right as the interpreter does. `Options::inner` says
+    /// when: never, always, or (on a GPU) when the run-time cost estimate of `sequential_pays`
+    /// favours it, with the flat code in the other arm. `None`: flat code, as any other prim.
     pub(super) fn sequential_reduction(
         &mut self,
         func: &'c core::Function,
@@ -257,34 +258,91 @@ impl<'c> Flattener<'c> {
         ctx: CtxId,
     ) -> R<Option<Rep>> {
         use core::Prim;
-        let Expr::Prim { prim: Prim::Sum | Prim::Product | Prim::Reduce, .. } = func.expr(id) else {
+        let Expr::Prim { prim: prim @ (Prim::Sum | Prim::Product | Prim::Reduce), args, funcs } = func.expr(id)
+        else {
             return Ok(None);
         };
         if !self.lifted(ctx) {
             return Ok(None);
         }
         let span = self.b.span;
-        let reduced =
-            if self.options.sequential_inner { self.reduction_in_each_element(func, id, ctx)? } else { None };
-        let schedule = match reduced {
-            Some(_) => ir::Schedule::SequentialReduction,
-            None => ir::Schedule::SegmentedReduction,
+        let guarded = match self.options.inner_schedule() {
+            super::InnerSchedule::Flat => None,
+            super::InnerSchedule::Sequential => Some(false),
+            super::InnerSchedule::Auto => Some(true),
         };
-        self.schedules.push((span, schedule));
-        Ok(reduced)
+        let plan = guarded.and_then(|_| self.sequential_plan(func, id));
+        let (Some(guarded), Some(plan)) = (guarded, plan) else {
+            self.schedules.push((span, ir::Schedule::SegmentedReduction));
+            return Ok(None);
+        };
+        let walked = self.walked(func, plan.seq, ctx)?;
+        if !guarded {
+            let reduced = self.reduce_in_each_element(func, id, &plan, &walked, ctx)?;
+            let schedule =
+                if reduced.is_some() { ir::Schedule::SequentialReduction } else { ir::Schedule::SegmentedReduction };
+            self.schedules.push((span, schedule));
+            return Ok(reduced);
+        }
+        self.schedules.push((span, ir::Schedule::GuardedReduction));
+        let ty = func.ty(id).clone();
+        let lengths = self.walk_len(&walked)?;
+        let cond = self.sequential_pays(lengths, ctx);
+        let then = self.nested_block(|me| {
+            let reduced = match me.reduce_in_each_element(func, id, &plan, &walked, ctx)? {
+                Some(reduced) => reduced,
+                None => me.prim(func, id, prim, args, funcs, ctx)?,
+            };
+            Ok(me.canonical(&reduced, &ty, ctx))
+        })?;
+        let otherwise = self.nested_block(|me| {
+            let reduced = me.prim(func, id, prim, args, funcs, ctx)?;
+            Ok(me.canonical(&reduced, &ty, ctx))
+        })?;
+        let dests = self.fresh_like(&then.results);
+        self.b.push(StmtKind::If { cond, then, otherwise, dests: dests.clone() });
+        Ok(Some(seqs::from_layout(&ty, &mut dests.into_iter())))
     }
 
-    fn reduction_in_each_element(
-        &mut self,
-        func: &'c core::Function,
-        id: ExprId,
-        ctx: CtxId,
-    ) -> R<Option<Rep>> {
+    /// The run-time cost estimate that picks the schedule of an inner reduction over items of
+    /// per-element `lengths` in `ctx`. The sequential loop takes about `longest · max(m, W)`
+    /// thread steps for `m` elements with a device of `W` threads (a thread runs its whole
+    /// inner sequence, the longest holds its wave back, and fewer than `W` elements leave
+    /// threads idle); the flat code about `FLAT_PASSES · max(total, W)` (its passes over all
+    /// the items). Sequential when it is not the dearer; in `f32`, which does not overflow.
+    fn sequential_pays(&mut self, lengths: VarId, ctx: CtxId) -> VarId {
+        let (longest, total, elements) = if self.b.is_vector(lengths) {
+            let longest = self.b.emit("longest", Op::Reduce { op: ReduceOp::Max, src: lengths });
+            let total = self.b.sum(lengths);
+            let elements = self.b.length(lengths);
+            (longest, total, elements)
+        } else {
+            let elements = self.size(ctx);
+            (lengths, self.b.mul(lengths, elements), elements)
+        };
+        let float = |me: &mut Self, x: f32| me.b.literal(core::Literal::Float(f64::from(x), Scalar::F32));
+        let threads = float(self, ESTIMATE_THREADS);
+        let at_least_threads = |me: &mut Self, count: VarId| {
+            let count = me.b.cast(Scalar::F32, count);
+            let few = me.b.binary(BinaryOp::Lt, count, threads);
+            me.b.select(few, threads, count)
+        };
+        let element_steps = at_least_threads(self, elements);
+        let item_steps = at_least_threads(self, total);
+        let longest = self.b.cast(Scalar::F32, longest);
+        let sequential = self.b.mul(longest, element_steps);
+        let passes = float(self, FLAT_PASSES);
+        let flat = self.b.mul(passes, item_steps);
+        self.b.binary(BinaryOp::Le, sequential, flat)
+    }
+
+    /// Whether the reduction `id` can run as a loop inside each element, and how.
+    fn sequential_plan(&self, func: &'c core::Function, id: ExprId) -> Option<SequentialPlan<'c>> {
         use core::Prim;
-        let Expr::Prim { prim, args, funcs } = func.expr(id) else { return Ok(None) };
-        let ty = func.ty(id).clone();
+        let Expr::Prim { prim, args, funcs } = func.expr(id) else { return None };
+        let ty = func.ty(id);
         let mut reads = Vec::new();
-        let Some(&source) = args.first() else { return Ok(None) };
+        let &source = args.first()?;
         let (seq, f) = match func.expr(source) {
             Expr::Prim { prim: Prim::Map, args: inner, funcs: fs } if inner.len() == 1 && fs.len() == 1 => {
                 (inner[0], Some(&fs[0]))
@@ -292,13 +350,10 @@ impl<'c> Flattener<'c> {
             _ => (source, None),
         };
         let walks_numbers = matches!(func.ty(seq), Type::Seq(item) if is_scalar_data(item));
-        if !is_scalar_data(&ty)
-            || !walks_numbers
-            || !f.is_none_or(|f| self.scalar_callee(func, f, &mut reads))
-        {
-            return Ok(None);
+        if !is_scalar_data(ty) || !walks_numbers || !f.is_none_or(|f| self.scalar_callee(func, f, &mut reads)) {
+            return None;
         }
-        let combine = match (prim, &ty) {
+        let combine = match (prim, ty) {
             (Prim::Sum, Type::Scalar(_)) => Combine::Builtin(BinaryOp::Add),
             (Prim::Product, Type::Scalar(_)) => Combine::Builtin(BinaryOp::Mul),
             (Prim::Reduce, _) => match (funcs.first(), args.get(1)) {
@@ -309,12 +364,25 @@ impl<'c> Flattener<'c> {
                 {
                     Combine::Call(op, init)
                 }
-                _ => return Ok(None),
+                _ => return None,
             },
-            _ => return Ok(None),
+            _ => return None,
         };
-        let walked = self.walked(func, seq, ctx)?;
-        let init = match (&combine, &ty) {
+        Some(SequentialPlan { seq, f, combine, reads })
+    }
+
+    /// The reduction `id` as a loop inside each element of `ctx`, by `plan`, over `walked`.
+    /// `None` when a value the loop reads cannot be its parameter.
+    fn reduce_in_each_element(
+        &mut self,
+        func: &'c core::Function,
+        id: ExprId,
+        plan: &SequentialPlan<'c>,
+        walked: &Rep,
+        ctx: CtxId,
+    ) -> R<Option<Rep>> {
+        let ty = func.ty(id).clone();
+        let init = match (&plan.combine, &ty) {
             (Combine::Call(_, init), _) => self.expr(*init, ctx)?,
             (Combine::Builtin(BinaryOp::Mul), Type::Scalar(s)) => {
                 let one = self.b.i32(1);
@@ -323,7 +391,8 @@ impl<'c> Flattener<'c> {
             (_, Type::Scalar(s)) => Rep::Leaf(self.b.zero(*s)),
             _ => return Err(self.bug("a sum of a non-number")),
         };
-        self.walk_in_each_element(reads, &walked, &ty, &init, ctx, |me, acc, item| {
+        let (f, combine) = (plan.f, plan.combine);
+        self.walk_in_each_element(plan.reads.clone(), walked, &ty, &init, ctx, |me, acc, item| {
             let value = match f {
                 Some(f) => me.call_in(f, vec![item], ROOT, ROOT)?,
                 None => item,
@@ -645,6 +714,24 @@ impl<'c> Flattener<'c> {
 /// The values of the enclosing context an element loop reads: `outer` (scalars or vectors of
 /// the context) become the scalar `params`; `shared` vectors are read whole.
 /// How a sequential reduction combines its accumulator with the next item.
+/// An inner reduction that can run as a loop inside each element: the sequence it walks, the
+/// function it maps over the items (if any), how it combines them, and the variables read.
+struct SequentialPlan<'a> {
+    seq: ExprId,
+    f: Option<&'a core::Callee>,
+    combine: Combine<'a>,
+    reads: Vec<core::VarId>,
+}
+
+/// The threads the schedule's cost estimate assumes a device keeps busy at once: few for a GPU,
+/// so that a few thousand elements already count as enough parallelism for the loop.
+const ESTIMATE_THREADS: f32 = 4096.0;
+
+/// The passes over all items the flat code of an inner reduction makes, by the estimate: the
+/// segment ids and positions, the items' gathers, and the segmented reduction's own passes.
+const FLAT_PASSES: f32 = 4.0;
+
+#[derive(Clone, Copy)]
 enum Combine<'a> {
     Builtin(BinaryOp),
     /// A function, with the reduction's initial value.

@@ -49,11 +49,13 @@ use self::builder::Builder;
 pub struct Options {
     /// Copperhead's schedule for small, regular inner computations: inside parallel code,
     /// `sum`, `product` or `reduce` (with an operator that cannot fail) of a comprehension
-    /// whose body is scalar code runs as a loop inside each element (an `ElementLoop`)
+    /// whose body is scalar code may run as a loop inside each element (an `ElementLoop`)
     /// instead of as flat segmented operations. It reads each element's items where they
     /// are and builds no inner sequence; it suits short inner sequences under many outer
     /// elements, and loses parallelism when a few inner sequences are long.
-    pub sequential_inner: bool,
+    pub inner: InnerSchedule,
+    /// The executor the program is for, which `InnerSchedule::Auto` decides by.
+    pub target: Target,
     /// Piecewise execution: a recursive function called from parallel code, whose results are
     /// numbers and tuples, runs this many elements at a time (0: all at once), which bounds the
     /// memory of its breadth-first frontier (Barnes–Hut's force walk).
@@ -73,11 +75,50 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Options {
         Options {
-            sequential_inner: false,
+            inner: InnerSchedule::Auto,
+            target: Target::Cpu,
             piece_size: DEFAULT_PIECE_SIZE,
             keep_index_checks: false,
             without_checks: false,
             fusion: crate::fuse::Options::default(),
+        }
+    }
+}
+
+/// When an inner reduction runs as a loop inside each element (`Options::inner`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum InnerSchedule {
+    /// By the target. On a GPU, a run-time cost estimate from the inner and outer lengths
+    /// picks, per run, between the loop and the flat code (both are compiled). On the CPU,
+    /// always flat: there the loop's ops run through the element loop's evaluator, which
+    /// measured 3.9× slower than the flat code's compiled passes (`docs/performance.md`).
+    #[default]
+    Auto,
+    /// Always flat, segmented operations.
+    Flat,
+    /// Always the loop inside each element, where it applies.
+    Sequential,
+}
+
+/// The executor a program is flattened for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Target {
+    #[default]
+    Cpu,
+    Gpu,
+}
+
+impl Options {
+    /// The options for a GPU run.
+    pub fn for_gpu(self) -> Options {
+        Options { target: Target::Gpu, ..self }
+    }
+
+    /// `inner`, with `Auto` resolved for the target: `Auto` left means the run-time guard.
+    pub(crate) fn inner_schedule(&self) -> InnerSchedule {
+        match (self.inner, self.target) {
+            (InnerSchedule::Auto, Target::Cpu) => InnerSchedule::Flat,
+            (inner, _) => inner,
         }
     }
 }

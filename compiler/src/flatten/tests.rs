@@ -88,6 +88,24 @@ fn a_loop_with_parallel_work_inside_parallel_code_is_a_host_loop_over_the_runnin
 }
 
 #[test]
+fn an_inner_reduction_is_flat_on_the_cpu_and_guarded_on_a_gpu() {
+    let source = "rows = [range(i % 5) for i in range(100)]\nprint([sum([x * x for x in row]) for row in rows])\n";
+    let schedules = |p: &ir::Program| p.schedules.iter().map(|(_, s)| *s).collect::<Vec<_>>();
+    let cpu = flat(source);
+    assert_eq!(schedules(&cpu), [ir::Schedule::SegmentedReduction]);
+    assert_eq!(control(&cpu), (0, 0, 0), "{cpu}");
+    let db = Database::default();
+    let file = SourceFile::new(&db, "test.weft".to_string(), source.to_string());
+    let options = super::Options::default().for_gpu();
+    let gpu = driver::flat_program_with(&db, file, options).expect("flattens");
+    assert_eq!(schedules(&gpu), [ir::Schedule::GuardedReduction]);
+    // One host `If` on the estimate: the element loop in one arm, the flat code in the other.
+    assert_eq!(control(&gpu), (0, 1, 0), "{gpu}");
+    let text = gpu.to_string();
+    assert!(text.contains("seg_reduce"), "the flat arm: {text}");
+}
+
+#[test]
 fn a_recursive_function_is_one_lifted_function() {
     let program = flat(
         "def depth(xs: [i32]) -> i32:\n    if len(xs) < 2:\n        return 0\n    h = len(xs) // 2\n    return max(depth(xs[:h]), depth(xs[h:])) + 1\nprint(depth([1, 2, 3, 4, 5]))\n",

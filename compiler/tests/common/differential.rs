@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 use weft_compiler::driver::{self, Backend, RunError};
-use weft_compiler::flatten::Options;
+use weft_compiler::flatten::{InnerSchedule, Options};
 use weft_compiler::fuse::Strategy;
 use weft_compiler::{Database, Diagnostic, SourceFile, interp};
 
@@ -96,7 +96,7 @@ pub fn run(executor: Executor, path: &Path) -> Outcome {
         Executor::Interp => run_backend(Backend::Interp, Options::default(), path),
         Executor::Cpu(strategy) => run_backend(Backend::Cpu, fused(strategy), path),
         Executor::CpuSequentialInner => {
-            run_backend(Backend::Cpu, Options { sequential_inner: true, ..Options::default() }, path)
+            run_backend(Backend::Cpu, Options { inner: InnerSchedule::Sequential, ..Options::default() }, path)
         }
         Executor::Gpu(strategy) => run_backend(Backend::Gpu, fused(strategy), path),
     }
