@@ -138,7 +138,7 @@ impl Pass {
         for mut stmt in stmts {
             match &mut stmt.kind {
                 StmtKind::Op { dest, op } => {
-                    for operand in operands_mut(op) {
+                    for operand in op.operands_mut() {
                         *operand = self.var(*operand);
                     }
                     let key = key_of(op);
@@ -199,43 +199,3 @@ fn key_of(op: &Op) -> Key {
     }
 }
 
-/// The variables an op reads, to rename.
-fn operands_mut(op: &mut Op) -> Vec<&mut VarId> {
-    use crate::ir::Check;
-    use Op::*;
-    match op {
-        Const(_) | Load { .. } => vec![],
-        Unary(_, a) | Cast(_, a) | Length(a) | Iota { len: a } => vec![a],
-        SegIota { lengths } | SegIds { lengths } => vec![lengths],
-        Binary(_, a, b) => vec![a, b],
-        Select(c, a, b) => vec![c, a, b],
-        Math(_, args) | Concat(args) => args.iter_mut().collect(),
-        Replicate { value, len } => vec![value, len],
-        Interleave { parts, len } => parts.iter_mut().chain([len]).collect(),
-        RandomF32 { seed, index } => vec![seed, index],
-        RandomI32 { lo, hi, seed, index } => vec![lo, hi, seed, index],
-        Gather { src, index } => vec![src, index],
-        Scatter { dst, index, src } => vec![dst, index, src],
-        Pack { src, flags } => vec![src, flags],
-        Reduce { src, .. } => vec![src],
-        SegReduce { src, segs, .. } | SegArgExtreme { src, segs, .. } => {
-            vec![src, &mut segs.offsets, &mut segs.lengths]
-        }
-        Scan { src, init, .. } => [src].into_iter().chain(init.as_mut()).collect(),
-        SegScan { src, init, segs, .. } => {
-            [src, &mut segs.offsets, &mut segs.lengths].into_iter().chain(init.as_mut()).collect()
-        }
-        SegSortPerm { keys, segs } => keys.iter_mut().chain([&mut segs.offsets, &mut segs.lengths]).collect(),
-        Check(check) => match check {
-            Check::IndexInRange { index, len, written, .. } => vec![index, len, written],
-            Check::LengthsEqual { a, b, .. } => vec![a, b],
-            Check::NonEmpty { len, .. } => vec![len],
-            Check::Assert { cond, .. } => vec![cond],
-            Check::NonNegative { n, .. } => vec![n],
-            Check::NonZeroStep { step, .. } => vec![step],
-            Check::Permutation { index, segs } => vec![index, &mut segs.offsets, &mut segs.lengths],
-            Check::PartitionLengths { lengths, sums, totals } => vec![lengths, sums, totals],
-            Check::RandomRange { lo, hi } => vec![lo, hi],
-        },
-    }
-}

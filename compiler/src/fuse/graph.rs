@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::core::BinaryOp;
+use crate::core::{BinaryOp, Literal};
 use crate::ir::{Block, Check, Function, Op, Stmt, StmtKind, VarId};
 use crate::types::Scalar;
 
@@ -118,17 +118,17 @@ pub struct Region<'a> {
     pub paired: std::collections::HashSet<(usize, usize)>,
     /// Dataflow edges between vector statements that can never share a kernel.
     pub blocked: Vec<(usize, usize, Blocker)>,
-    /// Scalars known to be on the host (parameters of a launch, not bindings).
-    pub host_scalars: Vec<bool>,
+    /// What is known of the function's scalars.
+    pub facts: &'a VarFacts,
     /// Each vector's length class, and per class the variable that names its length.
     class_of: HashMap<VarId, usize>,
     namer: HashMap<usize, VarId>,
 }
 
 impl<'a> Region<'a> {
-    pub fn new(f: &'a Function, block: &'a Block, host_scalars: &[bool]) -> Region<'a> {
+    pub fn new(f: &'a Function, block: &'a Block, facts: &'a VarFacts) -> Region<'a> {
         let mut classes = Classes::default();
-        let nodes: Vec<Node> = block.stmts.iter().map(|s| node(f, s, &mut classes)).collect();
+        let nodes: Vec<Node> = block.stmts.iter().map(|s| node(f, facts, s, &mut classes)).collect();
         let nodes: Vec<Node> = nodes
             .into_iter()
             .map(|mut n| {
@@ -158,7 +158,7 @@ impl<'a> Region<'a> {
             pairs: Vec::new(),
             paired: Default::default(),
             blocked: Vec::new(),
-            host_scalars: host_scalars.to_vec(),
+            facts,
         };
         region.find_pairs();
         region.paired = region.pairs.iter().map(|p| (p.a, p.b)).collect();
@@ -316,7 +316,7 @@ impl<'a> Region<'a> {
         let ty = self.f.ty(v);
         !ty.is_vector()
             && !matches!(ty.elem, Scalar::I64 | Scalar::F64)
-            && self.host_scalars.get(v as usize).copied().unwrap_or(false)
+            && self.facts.host.get(v as usize).copied().unwrap_or(false)
     }
 
     /// Whether a value that members define is read after them by someone else: it must be
@@ -466,14 +466,14 @@ impl Classes {
     }
 }
 
-fn node(f: &Function, stmt: &Stmt, classes: &mut Classes) -> Node {
+fn node(f: &Function, facts: &VarFacts, stmt: &Stmt, classes: &mut Classes) -> Node {
     let mut reads = Vec::new();
     stmt.reads(&mut reads);
     reads.dedup();
     let (defs, role, class, effect) = match &stmt.kind {
         StmtKind::Op { dest, op } => {
             let (role, class) = op_role(f, *dest, op, classes);
-            (dest.iter().copied().collect(), role, class, op_may_fail(&f.vars, op))
+            (dest.iter().copied().collect(), role, class, op_may_fail(&f.vars, facts, op))
         }
         StmtKind::If { dests, .. }
         | StmtKind::While { dests, .. }
@@ -567,48 +567,57 @@ fn op_role(f: &Function, dest: Option<VarId>, op: &Op, classes: &mut Classes) ->
 
 /// Whether the op can stop the program: checks, and the integer ops that fail on some
 /// operands.
-pub fn op_may_fail(vars: &[crate::ir::VarInfo], op: &Op) -> bool {
+pub fn op_may_fail(vars: &[crate::ir::VarInfo], facts: &VarFacts, op: &Op) -> bool {
     match op {
         Op::Check(_) | Op::Load { .. } => true,
-        Op::Binary(b, x, _) => {
+        Op::Binary(b, x, divisor) => {
             let int = matches!(vars[*x as usize].ty.elem, Scalar::I32 | Scalar::I64);
-            int && matches!(
-                b,
-                BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Pow | BinaryOp::Shl | BinaryOp::Shr
-            )
+            let by_nonzero = facts.nonzero.get(*divisor as usize).copied().unwrap_or(false);
+            int && match b {
+                BinaryOp::FloorDiv | BinaryOp::Mod => !by_nonzero,
+                BinaryOp::Pow | BinaryOp::Shl | BinaryOp::Shr => true,
+                _ => false,
+            }
         }
         _ => false,
     }
 }
 
-/// Per variable of `f`: a scalar known to live on the host (a constant, a length, or
-/// element-wise host arithmetic on such), which a kernel takes as a parameter.
-pub fn host_scalars(f: &Function) -> Vec<bool> {
-    let mut host = vec![false; f.vars.len()];
-    fn walk(block: &Block, f: &Function, host: &mut [bool]) {
+/// What fusion knows of a function's scalar variables, by variable.
+pub struct VarFacts {
+    /// Known to live on the host (a constant, a length, or element-wise host arithmetic on
+    /// such), which a kernel takes as a parameter.
+    pub host: Vec<bool>,
+    /// An integer constant other than zero: a divisor that cannot fail.
+    pub nonzero: Vec<bool>,
+}
+
+impl VarFacts {
+    pub fn of(f: &Function) -> VarFacts {
+        let mut facts = VarFacts { host: vec![false; f.vars.len()], nonzero: vec![false; f.vars.len()] };
+        facts.walk(&f.body, f);
+        facts
+    }
+
+    fn walk(&mut self, block: &Block, f: &Function) {
         for stmt in &block.stmts {
             match &stmt.kind {
                 StmtKind::Op { dest: Some(d), op } if !f.ty(*d).is_vector() => {
-                    host[*d as usize] = match op {
+                    self.nonzero[*d as usize] = matches!(op, Op::Const(Literal::Int(k, _)) if *k != 0);
+                    self.host[*d as usize] = match op {
                         Op::Const(_) | Op::Length(_) => true,
                         Op::Unary(..) | Op::Binary(..) | Op::Select(..) | Op::Cast(..) | Op::Math(..) => {
-                            op.operands().iter().all(|&v| host[v as usize])
+                            op.operands().iter().all(|&v| self.host[v as usize])
                         }
                         _ => false,
                     };
                 }
-                StmtKind::If { then, otherwise, .. } => {
-                    walk(then, f, host);
-                    walk(otherwise, f, host);
-                }
-                StmtKind::While { cond, body, .. } => {
-                    walk(cond, f, host);
-                    walk(body, f, host);
+                StmtKind::If { then: a, otherwise: b, .. } | StmtKind::While { cond: a, body: b, .. } => {
+                    self.walk(a, f);
+                    self.walk(b, f);
                 }
                 _ => {}
             }
         }
     }
-    walk(&f.body, f, &mut host);
-    host
 }

@@ -82,12 +82,13 @@ pub fn fuse(program: &Program, options: Options) -> (Program, FusionPlan) {
         let f = if options.strategy == Strategy::None {
             f
         } else {
-            let (g, at) = rewrite::filter_reductions(f);
-            plan.rewrites.extend(at.into_iter().map(|span| PlanOp::new("filter -> reduce".into(), span)));
+            let (g, at) = rewrite::filters(f);
+            plan.rewrites.extend(at.into_iter().map(|(rule, span)| PlanOp::new(rule.into(), span)));
             rewritten = g;
             &rewritten
         };
-        let mut fuser = Fuser { f, options, host: graph::host_scalars(f), plan: &mut plan };
+        let facts = graph::VarFacts::of(f);
+        let mut fuser = Fuser { f, options, facts: &facts, plan: &mut plan };
         let body = fuser.block(&f.body);
         functions.push(Function { body, ..f.clone() });
     }
@@ -112,13 +113,13 @@ pub fn fused_program(
 struct Fuser<'a> {
     f: &'a Function,
     options: Options,
-    host: Vec<bool>,
+    facts: &'a graph::VarFacts,
     plan: &'a mut FusionPlan,
 }
 
 impl Fuser<'_> {
     fn block(&mut self, block: &Block) -> Block {
-        let region = Region::new(self.f, block, &self.host);
+        let region = Region::new(self.f, block, self.facts);
         let (clusters, report) = match self.options.strategy {
             Strategy::None => (
                 Clusters::singletons(block.stmts.len()),

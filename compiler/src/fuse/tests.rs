@@ -171,6 +171,35 @@ fn a_filter_into_a_reduction_becomes_a_select_in_the_reductions_kernel() {
 }
 
 #[test]
+fn a_filter_of_a_filter_packs_once() {
+    let source = "xs = [(i * 7) % 100 for i in range(5000)]\n\
+                  ys = [x for x in xs if x > 10]\n\
+                  zs = [y * 2 for y in ys if y % 3 == 0]\n\
+                  print(len(zs), zs[0:5], sum(zs))\n";
+    let packs = |plan: &FusionPlan| plan.kernels.iter().filter(|k| k.pattern == "pack").count();
+    let plan = plan_of(source, Strategy::Ilp);
+    assert!(plan.rewrites.iter().any(|r| r.op == "filter -> filter"), "{}", plan.to_text());
+    assert_eq!(packs(&plan), 1, "{}", plan.to_text());
+    // Both filters' conditions are one map, which the pack reads.
+    let conditions = kernel_with(&plan, "binary>");
+    assert!(ops(conditions).iter().any(|o| o == "binary=="), "{}", plan.to_text());
+    assert_eq!(packs(&plan_of(source, Strategy::None)), 2, "without fusion each filter packs");
+    runs_like_the_interpreter(source);
+}
+
+#[test]
+fn a_filter_whose_condition_may_fail_on_dropped_elements_still_packs_twice() {
+    // `100 // x` is defined only where the first filter keeps `x`.
+    let source = "xs = [i % 5 for i in range(1000)]\n\
+                  ys = [x for x in xs if x != 0]\n\
+                  print([y for y in ys if 100 // y > 30][0:4])\n";
+    let plan = plan_of(source, Strategy::Ilp);
+    assert!(plan.rewrites.iter().all(|r| r.op != "filter -> filter"), "{}", plan.to_text());
+    assert_eq!(plan.kernels.iter().filter(|k| k.pattern == "pack").count(), 2, "{}", plan.to_text());
+    runs_like_the_interpreter(source);
+}
+
+#[test]
 fn checks_fuse_with_the_ops_they_guard() {
     let source = "xs = random_f32(4000, 5)\n\
                   idx = [(i * 13) % 4000 for i in range(4000)]\n\
