@@ -10,8 +10,8 @@ use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, Termin
 
 use super::graph::{Pair, Region, Role};
 
-/// Branch-and-bound nodes one solve may use. The bound is on work, not on time, so the same
-/// program always gets the same plan.
+/// Branch-and-bound nodes the solves of one component may use, over all its rounds of cuts.
+/// The bound is on work, not on time, so the same program always gets the same plan.
 pub const NODE_LIMIT: u64 = 500;
 /// Rounds of binding-limit cuts before the greedy plan decides.
 pub const CUT_ROUNDS: u32 = 8;
@@ -215,16 +215,19 @@ fn solve_component(
     // kernels cannot close a cycle through them.
     let reach = region.reach_between(fixed)?;
     let mut cuts: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+    // The node bound holds for the component as a whole, across the rounds of cuts.
+    let mut nodes_left = NODE_LIMIT;
     for _ in 0..=CUT_ROUNDS {
         let Formulation { problem, f, variables, constraints } =
             formulate(region, &reach, &nodes, pairs, &cuts);
         report.variables += variables;
         report.constraints += constraints;
         let mut options = SolveOptions::default();
-        options.node_limit = Some(NODE_LIMIT);
+        options.node_limit = Some(nodes_left);
         let outcome = problem.solve_with(options).ok()?;
         let stats = outcome.stats();
         report.branch_nodes += stats.nodes_solved;
+        nodes_left = nodes_left.saturating_sub(stats.nodes_solved.max(1));
         report.simplex_iterations += stats.lp_iterations;
         if outcome.termination_reason() != TerminationReason::ProvenOptimal {
             return None;
@@ -237,19 +240,29 @@ fn solve_component(
             clusters.union(p.a, p.b);
         }
         region.kernel_order(&clusters)?;
-        let over = nodes
+        let mut roots: Vec<usize> = nodes.iter().map(|&i| clusters.find(i)).collect();
+        roots.sort_unstable();
+        roots.dedup();
+        let over: Vec<Vec<bool>> = roots
             .iter()
-            .map(|&i| clusters.members(i))
-            .find(|m| m.iter().filter(|&&x| x).count() > 1 && illegal(region, m, max_bindings).is_some());
-        let Some(members) = over else {
+            .map(|&r| clusters.members(r))
+            .filter(|m| m.iter().filter(|&&x| x).count() > 1 && illegal(region, m, max_bindings).is_some())
+            .collect();
+        if over.is_empty() {
             return Some(fused);
-        };
-        // Forbid exactly this cluster: some pair inside it stays apart, or some pair across
-        // its boundary joins.
-        let inside = (0..pairs.len()).filter(|&k| members[pairs[k].a] && members[pairs[k].b]).collect();
-        let boundary = (0..pairs.len()).filter(|&k| members[pairs[k].a] != members[pairs[k].b]).collect();
-        cuts.push((inside, boundary));
-        report.cuts += 1;
+        }
+        // Forbid exactly each such cluster: some pair inside it stays apart, or some pair
+        // across its boundary joins.
+        for members in over {
+            let inside = (0..pairs.len()).filter(|&k| members[pairs[k].a] && members[pairs[k].b]).collect();
+            let boundary =
+                (0..pairs.len()).filter(|&k| members[pairs[k].a] != members[pairs[k].b]).collect();
+            cuts.push((inside, boundary));
+            report.cuts += 1;
+        }
+        if nodes_left == 0 {
+            return None;
+        }
     }
     None
 }
