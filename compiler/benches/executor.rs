@@ -220,6 +220,7 @@ fn main() {
     args.extend(seq(x));
     println!("SpMV: {rows} rows, {nnz} non-zeros");
     report("SpMV CSR, flat", baseline, &entry(SPMV, "spmv_flat"), &args, runs);
-    let sequential = entry_with(SPMV, "spmv_flat", Options { inner: InnerSchedule::Sequential, ..Options::default() });
+    let sequential =
+        entry_with(SPMV, "spmv_flat", Options { inner: InnerSchedule::Sequential, ..Options::default() });
     report("SpMV CSR, seq. inner", baseline, &sequential, &args, runs);
 }

@@ -613,7 +613,9 @@ impl Op {
             SegScan { src, init, segs, .. } => {
                 [src, &mut segs.offsets, &mut segs.lengths].into_iter().chain(init.as_mut()).collect()
             }
-            SegSortPerm { keys, segs } => keys.iter_mut().chain([&mut segs.offsets, &mut segs.lengths]).collect(),
+            SegSortPerm { keys, segs } => {
+                keys.iter_mut().chain([&mut segs.offsets, &mut segs.lengths]).collect()
+            }
             Check(check) => match check {
                 self::Check::IndexInRange { index, len, written, .. } => vec![index, len, written],
                 self::Check::LengthsEqual { a, b, .. } => vec![a, b],

@@ -198,4 +198,3 @@ fn key_of(op: &Op) -> Key {
         _ => Key::Op(op.clone()),
     }
 }
-

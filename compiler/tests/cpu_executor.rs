@@ -211,7 +211,8 @@ fn on_a_gpu_the_lengths_pick_the_inner_schedule_at_run_time() {
     let short = program(8192, 7);
     let (guarded, guarded_out) = counted_with(&short, gpu);
     assert_eq!(guarded_out, counted_with(&short, flat).1);
-    let items: u64 = guarded_out.split_whitespace().next().and_then(|n| n.parse().ok()).expect("the item count");
+    let items: u64 =
+        guarded_out.split_whitespace().next().and_then(|n| n.parse().ok()).expect("the item count");
     assert_eq!(guarded.element_loop_iterations, items, "sequential inside each element");
     // A few long rows: a thread per row would leave the device idle; flat.
     let long = program(4, 3000);

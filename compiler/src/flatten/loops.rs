@@ -258,7 +258,8 @@ impl<'c> Flattener<'c> {
         ctx: CtxId,
     ) -> R<Option<Rep>> {
         use core::Prim;
-        let Expr::Prim { prim: prim @ (Prim::Sum | Prim::Product | Prim::Reduce), args, funcs } = func.expr(id)
+        let Expr::Prim { prim: prim @ (Prim::Sum | Prim::Product | Prim::Reduce), args, funcs } =
+            func.expr(id)
         else {
             return Ok(None);
         };
@@ -279,8 +280,11 @@ impl<'c> Flattener<'c> {
         let walked = self.walked(func, plan.seq, ctx)?;
         if !guarded {
             let reduced = self.reduce_in_each_element(func, id, &plan, &walked, ctx)?;
-            let schedule =
-                if reduced.is_some() { ir::Schedule::SequentialReduction } else { ir::Schedule::SegmentedReduction };
+            let schedule = if reduced.is_some() {
+                ir::Schedule::SequentialReduction
+            } else {
+                ir::Schedule::SegmentedReduction
+            };
             self.schedules.push((span, schedule));
             return Ok(reduced);
         }
@@ -350,7 +354,8 @@ impl<'c> Flattener<'c> {
             _ => (source, None),
         };
         let walks_numbers = matches!(func.ty(seq), Type::Seq(item) if is_scalar_data(item));
-        if !is_scalar_data(ty) || !walks_numbers || !f.is_none_or(|f| self.scalar_callee(func, f, &mut reads)) {
+        if !is_scalar_data(ty) || !walks_numbers || !f.is_none_or(|f| self.scalar_callee(func, f, &mut reads))
+        {
             return None;
         }
         let combine = match (prim, ty) {

@@ -89,7 +89,8 @@ fn a_loop_with_parallel_work_inside_parallel_code_is_a_host_loop_over_the_runnin
 
 #[test]
 fn an_inner_reduction_is_flat_on_the_cpu_and_guarded_on_a_gpu() {
-    let source = "rows = [range(i % 5) for i in range(100)]\nprint([sum([x * x for x in row]) for row in rows])\n";
+    let source =
+        "rows = [range(i % 5) for i in range(100)]\nprint([sum([x * x for x in row]) for row in rows])\n";
     let schedules = |p: &ir::Program| p.schedules.iter().map(|(_, s)| *s).collect::<Vec<_>>();
     let cpu = flat(source);
     assert_eq!(schedules(&cpu), [ir::Schedule::SegmentedReduction]);

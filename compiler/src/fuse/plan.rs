@@ -167,18 +167,6 @@ impl FusionPlan {
         }
     }
 
-    /// Kernels the plan launches for its ops, fused or not.
-    pub fn kernel_count(&self) -> usize {
-        self.kernels.len()
-    }
-
-    /// The kernel an op at `offset` belongs to.
-    pub fn kernel_at(&self, offset: u32) -> Option<&PlanKernel> {
-        self.kernels
-            .iter()
-            .find(|k| k.ops.iter().any(|op| op.start <= offset && offset < op.end.max(op.start + 1)))
-    }
-
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a plan serialises")
     }

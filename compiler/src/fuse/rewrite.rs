@@ -73,12 +73,10 @@ fn merge_filters(
         }
         if let StmtKind::If { then: a, otherwise: b, .. } | StmtKind::While { cond: a, body: b, .. } =
             &mut block.stmts[j].kind
-        {
-            if let Some(span) =
+            && let Some(span) =
                 merge_filters(a, reads, facts, vars).or_else(|| merge_filters(b, reads, facts, vars))
-            {
-                return Some(span);
-            }
+        {
+            return Some(span);
         }
     }
     None
@@ -110,7 +108,8 @@ fn merge_at(
         if !operands.iter().any(|v| derived.contains(v)) {
             continue;
         }
-        let others_scalar = operands.iter().all(|&v| derived.contains(&v) || !vars[v as usize].ty.is_vector());
+        let others_scalar =
+            operands.iter().all(|&v| derived.contains(&v) || !vars[v as usize].ty.is_vector());
         if !others_scalar || !defined_everywhere(op, vars, facts) {
             return None;
         }
@@ -126,7 +125,8 @@ fn merge_at(
         }
         n
     };
-    let inner_only = derived.iter().all(|&v| v == more || chain_reads(v) + u32::from(v == first) == reads[v as usize]);
+    let inner_only =
+        derived.iter().all(|&v| v == more || chain_reads(v) + u32::from(v == first) == reads[v as usize]);
     if !derived.contains(&more) || !inner_only || !counts_only(block, more, reads) {
         return None;
     }
@@ -140,13 +140,16 @@ fn merge_at(
             }
         }
     }
-    let definition = chain.iter().copied().find(|&k| matches!(block.stmts[k].kind, StmtKind::Op { dest: Some(d), .. } if d == more))?;
+    let definition = chain
+        .iter()
+        .copied()
+        .find(|&k| matches!(block.stmts[k].kind, StmtKind::Op { dest: Some(d), .. } if d == more))?;
     let span = block.stmts[j].span;
     let fresh = |vars: &mut Vec<VarInfo>, name: &str, ty: crate::ir::IrType| {
         vars.push(VarInfo { name: name.into(), ty });
         (vars.len() - 1) as VarId
     };
-    let computed = fresh(vars, "more", vars[more as usize].ty.clone());
+    let computed = fresh(vars, "more", vars[more as usize].ty);
     let no = fresh(vars, "c", crate::ir::IrType::scalar(Scalar::Bool));
     if let StmtKind::Op { dest, .. } = &mut block.stmts[definition].kind {
         *dest = Some(computed);

@@ -255,8 +255,7 @@ fn solve_component(
         // across its boundary joins.
         for members in over {
             let inside = (0..pairs.len()).filter(|&k| members[pairs[k].a] && members[pairs[k].b]).collect();
-            let boundary =
-                (0..pairs.len()).filter(|&k| members[pairs[k].a] != members[pairs[k].b]).collect();
+            let boundary = (0..pairs.len()).filter(|&k| members[pairs[k].a] != members[pairs[k].b]).collect();
             cuts.push((inside, boundary));
             report.cuts += 1;
         }

@@ -95,9 +95,11 @@ pub fn run(executor: Executor, path: &Path) -> Outcome {
         }
         Executor::Interp => run_backend(Backend::Interp, Options::default(), path),
         Executor::Cpu(strategy) => run_backend(Backend::Cpu, fused(strategy), path),
-        Executor::CpuSequentialInner => {
-            run_backend(Backend::Cpu, Options { inner: InnerSchedule::Sequential, ..Options::default() }, path)
-        }
+        Executor::CpuSequentialInner => run_backend(
+            Backend::Cpu,
+            Options { inner: InnerSchedule::Sequential, ..Options::default() },
+            path,
+        ),
         Executor::Gpu(strategy) => run_backend(Backend::Gpu, fused(strategy), path),
     }
 }
