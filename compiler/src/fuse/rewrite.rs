@@ -30,10 +30,11 @@ use crate::types::Scalar;
 pub fn filters(f: &Function) -> (Function, Vec<(&'static str, TextRange)>) {
     let mut out = f.clone();
     let mut at = Vec::new();
+    // The rewrites add only flags and reductions' identities, never a divisor: the facts of
+    // `f` hold throughout.
+    let facts = VarFacts::of(f);
     loop {
-        let facts = VarFacts::of(&out);
-        let mut reads = vec![0u32; out.vars.len()];
-        count_reads(&out.body, &mut reads);
+        let reads = count_reads(&out);
         let mut vars = std::mem::take(&mut out.vars);
         let merged = merge_filters(&mut out.body, &reads, &facts, &mut vars);
         out.vars = vars;
@@ -42,17 +43,14 @@ pub fn filters(f: &Function) -> (Function, Vec<(&'static str, TextRange)>) {
             None => break,
         }
     }
-    let mut reads = vec![0u32; out.vars.len()];
-    count_reads(&out.body, &mut reads);
+    let reads = count_reads(&out);
     let mut vars = std::mem::take(&mut out.vars);
     let mut reduced = Vec::new();
     rewrite_block(&mut out.body, &reads, &mut vars, &mut reduced);
     out.vars = vars;
     at.extend(reduced.into_iter().map(|span| ("filter -> reduce", span)));
-    let facts = VarFacts::of(&out);
     loop {
-        let mut reads = vec![0u32; out.vars.len()];
-        count_reads(&out.body, &mut reads);
+        let reads = count_reads(&out);
         if !remove_dead(&mut out.body, &reads, &out.vars, &facts) {
             return (out, at);
         }
@@ -228,12 +226,15 @@ fn remove_dead(block: &mut Block, reads: &[u32], vars: &[VarInfo], facts: &VarFa
     dropped
 }
 
-fn count_reads(block: &Block, reads: &mut [u32]) {
+/// How many times each variable of `f` is read.
+fn count_reads(f: &Function) -> Vec<u32> {
+    let mut reads = vec![0u32; f.vars.len()];
     let mut all = Vec::new();
-    block.reads(&mut all);
+    f.body.reads(&mut all);
     for v in all {
         reads[v as usize] += 1;
     }
+    reads
 }
 
 fn rewrite_block(block: &mut Block, reads: &[u32], vars: &mut Vec<VarInfo>, at: &mut Vec<TextRange>) {
