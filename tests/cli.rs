@@ -149,6 +149,10 @@ fn wgsl_prints_validated_kernels_without_a_gpu() {
     let fused = String::from_utf8_lossy(&fused.stdout);
     assert!(fused.contains("_map_reduce`, for `"), "{fused}");
     assert!(!fused.contains("map_mul_f32_f32_f32"), "{fused}");
+    // A fused segmented reduction's first pass computes its input from the fused map.
+    let scan = weft(&["wgsl", &sample("spmv_ell.weft")]);
+    let scan = String::from_utf8_lossy(&scan.stdout);
+    assert!(scan.contains("fn element(i: u32)") && scan.contains("produced0"), "{scan}");
 }
 
 #[test]

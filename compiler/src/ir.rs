@@ -314,6 +314,27 @@ impl FusedKernel {
         inputs.retain(|v| !defined.contains(v) && seen.insert(*v));
         inputs
     }
+
+    /// A kernel whose scan (or segmented reduction or scan) takes its input from the other
+    /// members: the scan's position, and the producer (those other members, writing only the
+    /// scan's source). Executors run the producer inside the scan's first pass.
+    pub fn split_scan(&self) -> Option<(usize, FusedKernel)> {
+        let at = self.body.iter().position(|s| {
+            matches!(
+                &s.kind,
+                StmtKind::Op { op: Op::Scan { .. } | Op::SegReduce { .. } | Op::SegScan { .. }, .. }
+            )
+        })?;
+        let StmtKind::Op {
+            op: Op::Scan { src, .. } | Op::SegReduce { src, .. } | Op::SegScan { src, .. },
+            ..
+        } = &self.body[at].kind
+        else {
+            return None;
+        };
+        let body = self.body.iter().enumerate().filter(|(k, _)| *k != at).map(|(_, s)| s.clone()).collect();
+        Some((at, FusedKernel { name: self.name.clone(), body, outputs: vec![*src] }))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -21,14 +21,8 @@ impl GpuMachine<'_, '_> {
         };
         let span = stmt.span;
         self.attribute_to(span);
-        let scan = kernel.body.iter().position(|s| {
-            matches!(
-                &s.kind,
-                StmtKind::Op { op: Op::Scan { .. } | Op::SegReduce { .. } | Op::SegScan { .. }, .. }
-            )
-        });
-        if let Some(at) = scan {
-            return self.run_scan_kernel(f, stmt, kernel, at, frame);
+        if let Some((at, producer)) = kernel.split_scan() {
+            return self.run_scan_kernel(f, stmt, &kernel.body[at], &producer, frame);
         }
         let inputs = kernel.inputs();
         let values = inputs.iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;
@@ -98,23 +92,16 @@ impl GpuMachine<'_, '_> {
         &mut self,
         f: &Function,
         stmt: &Stmt,
-        kernel: &FusedKernel,
-        at: usize,
+        scan: &Stmt,
+        producer: &FusedKernel,
         frame: &mut Frame<GValue>,
     ) -> R<bool> {
         let span = stmt.span;
-        let StmtKind::Op { dest: Some(dest), op } = &kernel.body[at].kind else {
+        let StmtKind::Op { dest: Some(dest), op } = &scan.kind else {
             return Ok(false);
         };
-        let (src, elem) = match op {
-            Op::Scan { src, .. } | Op::SegReduce { src, .. } | Op::SegScan { src, .. } => {
-                (*src, f.ty(*src).elem)
-            }
-            _ => return Ok(false),
-        };
-        let members: Vec<Stmt> =
-            kernel.body.iter().enumerate().filter(|(k, _)| *k != at).map(|(_, s)| s.clone()).collect();
-        let producer = FusedKernel { name: kernel.name.clone(), body: members, outputs: vec![src] };
+        let src = producer.outputs[0];
+        let elem = f.ty(src).elem;
         let inputs = producer.inputs();
         let values = inputs.iter().map(|&v| get(frame, v, span)).collect::<R<Vec<_>>>()?;
         let mut params = vec![0u32; wgsl::FIRST_SCALAR];
@@ -123,8 +110,13 @@ impl GpuMachine<'_, '_> {
         for (k, (&var, value)) in inputs.iter().zip(&values).enumerate() {
             operands.push((var, self.operand(k, value, true, &mut params, &mut own, span)?));
         }
-        let produced =
-            wgsl::fused::Produced { f, name: &kernel.name, members: &producer.body, src, inputs: &operands };
+        let produced = wgsl::fused::Produced {
+            f,
+            name: &producer.name,
+            members: &producer.body,
+            src,
+            inputs: &operands,
+        };
         // The consumer's own operands besides its input: segments, initial value.
         let own_operand = |v: VarId| get(frame, v, span);
         let result = match op {
@@ -193,7 +185,7 @@ impl GpuMachine<'_, '_> {
             _ => return Ok(false),
         };
         set(frame, *dest, GValue::Device(result), span)?;
-        for member in &kernel.body {
+        for member in producer.body.iter().chain([scan]) {
             if let StmtKind::Op { op, .. } = &member.kind {
                 self.report.counters.record_op(op, std::iter::empty());
             }

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use rowan::TextRange;
 
-use crate::ir::{Block, Function, Op, Program, ReduceOp, StmtKind, VarId};
+use crate::ir::{Block, Function, FusedKernel, Op, Program, ReduceOp, StmtKind, VarId};
 use crate::types::Scalar;
 
 use super::{Kernel, LoopKernel, Operand, map_kernel, prims};
@@ -70,27 +70,43 @@ fn block_kernels(f: &Function, block: &Block, push: &mut dyn FnMut(TextRange, Ke
                 }
             }
             StmtKind::Kernel(kernel) => {
-                let inputs: Vec<(VarId, Operand)> = kernel
-                    .inputs()
-                    .into_iter()
-                    .enumerate()
-                    .map(|(k, v)| {
-                        let ty = f.ty(v);
-                        let operand = match (ty.is_vector(), ty.elem) {
-                            (true, t) => Operand::Whole(t),
-                            (false, t @ (Scalar::I64 | Scalar::F64)) => Operand::DeviceScalar(t),
-                            (false, t) => Operand::Param(t, k),
-                        };
-                        (v, operand)
-                    })
-                    .collect();
-                if let Ok(code) = super::fused::fused_kernel(f, kernel, &inputs) {
-                    push(stmt.span, code.kernel);
+                for code in fused_kernels(f, kernel) {
+                    push(stmt.span, code);
                 }
             }
             StmtKind::Call { .. } | StmtKind::Print { .. } => {}
         }
     }
+}
+
+/// A fused kernel's launches: its one kernel, or for a kernel that ends in a scan, the scan's
+/// first pass computing its input from the other members, then the primitive's other passes.
+fn fused_kernels(f: &Function, kernel: &FusedKernel) -> Vec<Kernel> {
+    let operands = |kernel: &FusedKernel| -> Vec<(VarId, Operand)> {
+        kernel.inputs().into_iter().enumerate().map(|(k, v)| (v, operand(f, v, k, true))).collect()
+    };
+    let Some((at, producer)) = kernel.split_scan() else {
+        return super::fused::fused_kernel(f, kernel, &operands(kernel))
+            .map(|code| vec![code.kernel])
+            .unwrap_or_default();
+    };
+    let StmtKind::Op { dest, op } = &kernel.body[at].kind else {
+        return Vec::new();
+    };
+    let inputs = operands(&producer);
+    let src = producer.outputs[0];
+    let elem = f.ty(src).elem;
+    let produced =
+        super::fused::Produced { f, name: &producer.name, members: &producer.body, src, inputs: &inputs };
+    let first = match op {
+        Op::Scan { op: rop, .. } => prims::scan_blocks_produced(*rop, elem, false, &produced),
+        _ => prims::segment_gather_produced(elem, &produced),
+    };
+    // The segmented primitive's own gather is the pass the produced one replaces; a scan's own
+    // first pass still scans the block sums.
+    let replaced = format!("segment_gather_{}", elem.name());
+    let rest = op_kernels(f, op, dest.map(|d| f.ty(d).elem)).into_iter().filter(|k| k.name != replaced);
+    first.into_iter().chain(rest).collect()
 }
 
 /// How the executor passes variable `v` as operand `k`.
