@@ -79,6 +79,7 @@ codes! {
     DuplicateDefinition = ("E0201", "duplicate-definition", Error),
     /// A local binding that is never read.
     UnusedName = ("W0202", "unused-name", Warning),
+    ShadowedName = ("W0203", "shadowed-name", Warning),
     /// A read where the name is not bound on every path that reaches it.
     PossiblyUnbound = ("E0204", "possibly-unbound", Error),
     /// A path through a function that ends without `return`.

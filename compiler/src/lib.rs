@@ -23,6 +23,7 @@ pub mod flow;
 pub mod fuse;
 pub mod gpu;
 pub mod hir;
+pub mod ide;
 pub mod infer;
 pub mod interp;
 pub mod ir;

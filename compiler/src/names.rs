@@ -46,6 +46,10 @@ pub enum Resolution {
 pub struct NameResolution {
     /// Each name read and what it refers to, in source order.
     pub references: Vec<(TextRange, Resolution)>,
+    /// Each name bound (a parameter, an assignment's target, a loop or comprehension variable,
+    /// a nested `def`) and the binding it belongs to: a local, by its first binding, or a
+    /// top-level name. Rename and references need the rebindings the reads do not show.
+    pub definitions: Vec<(TextRange, Resolution)>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -201,6 +205,7 @@ impl<'a> Resolver<'a> {
 
     fn finish(mut self) -> NameResolution {
         self.res.references.sort_by_key(|(range, _)| range.start());
+        self.res.definitions.sort_by_key(|(range, _)| range.start());
         self.res
     }
 
@@ -283,7 +288,9 @@ impl<'a> Resolver<'a> {
                     self.binding_sites.insert(range);
                 }
                 // Top-level bindings belong to the file's scope, which `top_level` describes.
-                if !self.scopes.is_empty() {
+                if self.scopes.is_empty() {
+                    self.res.definitions.push((range, Resolution::TopLevel));
+                } else {
                     self.bind(name_ref.text(), range, kind);
                 }
             }
@@ -293,9 +300,10 @@ impl<'a> Resolver<'a> {
     /// Binds `name` in the innermost scope. A second parameter or nested function of the same
     /// name is a duplicate; a second assignment is an ordinary rebinding.
     fn bind(&mut self, name: String, range: TextRange, kind: BindingKind) {
-        let Some(scope) = self.scopes.last_mut() else { return };
+        let Some((scope, outer)) = self.scopes.split_last_mut() else { return };
         if let Some(&existing) = scope.names.get(&name) {
             let first = &self.bindings[existing];
+            self.res.definitions.push((range, Resolution::Local { def_range: first.range }));
             let what = match (first.kind, kind) {
                 (BindingKind::Param, BindingKind::Param) => Some("parameter"),
                 (BindingKind::NestedFunction, BindingKind::NestedFunction) => Some("function"),
@@ -314,6 +322,18 @@ impl<'a> Resolver<'a> {
             return;
         }
         scope.names.insert(name.clone(), self.bindings.len());
+        let shadowed = outer.iter().rev().find_map(|s| s.names.get(&name)).map(|&b| self.bindings[b].range);
+        if let Some(outer_range) = shadowed.filter(|_| !name.starts_with('_')) {
+            let diagnostic = Diagnostic::new(
+                Code::ShadowedName,
+                range,
+                format!("`{name}` shadows a binding of the enclosing scope"),
+            )
+            .with_label(outer_range, "the shadowed binding")
+            .with_help(format!("rename one of them; inside this scope, `{name}` means only this binding"));
+            self.res.diagnostics.push(diagnostic);
+        }
+        self.res.definitions.push((range, Resolution::Local { def_range: range }));
         self.bindings.push(Binding { name, range, kind, used: false });
     }
 
