@@ -88,6 +88,18 @@ enum Command {
         #[command(flatten)]
         schedule: ScheduleArgs,
     },
+    /// Format files in place: canonical spacing and indentation, comments kept. A file with
+    /// syntax errors is reported and left as it is.
+    Fmt {
+        /// The `.weft` files to format.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Change nothing; list the files that formatting would change, and exit 1 if any.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Run the language server on stdin and stdout (LSP 3.17).
+    Lsp,
     /// Compiler developer tools.
     Dev {
         /// Print the program after this pass.
@@ -201,6 +213,8 @@ fn main() -> ExitCode {
             options.fusion.max_bindings = max_bindings;
             fusion(&file, format, options)
         }
+        Command::Fmt { files, check } => fmt(&files, check),
+        Command::Lsp => weft_lsp::serve_stdio(),
         Command::Dev { after, file } => dev(&file, &after),
     }
 }
@@ -516,6 +530,35 @@ fn show(
     };
     std::mem::forget(db);
     code
+}
+
+/// `weft fmt FILE...`: each file formatted in place, or with `--check` only listed.
+fn fmt(files: &[PathBuf], check: bool) -> ExitCode {
+    let mut status = ExitCode::SUCCESS;
+    for path in files {
+        let (db, file) = match load(path) {
+            Ok(loaded) => loaded,
+            Err(code) => return code,
+        };
+        match weft_compiler::format::format_file(&db, file) {
+            Ok(formatted) if formatted == *file.text(&db) => {}
+            Ok(_) if check => {
+                println!("{} would be reformatted", path.display());
+                status = ExitCode::from(1);
+            }
+            Ok(formatted) => {
+                if let Err(error) = std::fs::write(path, formatted) {
+                    eprintln!("error: cannot write {}: {error}", path.display());
+                    return ExitCode::from(USAGE_ERROR);
+                }
+            }
+            Err(diagnostics) => {
+                report(&db, file, &diagnostics);
+                status = ExitCode::from(1);
+            }
+        }
+    }
+    status
 }
 
 fn check(files: &[PathBuf], format: Format, shapes: bool) -> ExitCode {

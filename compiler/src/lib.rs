@@ -20,6 +20,7 @@ pub mod diagnostics;
 pub mod driver;
 pub mod flatten;
 pub mod flow;
+pub mod format;
 pub mod fuse;
 pub mod gpu;
 pub mod hir;

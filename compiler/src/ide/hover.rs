@@ -93,9 +93,8 @@ fn describe_expr(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option<(Tex
     Some((body.expr_range(expr) + base, code(&ty.to_string())))
 }
 
-/// The fusion plan the editor shows: the database's, built without a GPU.
 pub(crate) fn plan(db: &dyn Db, file: SourceFile) -> Option<&FusionPlan> {
-    crate::fuse::fused_program(db, file).as_ref().ok().map(|(_, plan)| plan)
+    super::fusion_plan(db, file).as_ref()
 }
 
 /// The kernel whose op spans `offset` most tightly, and that op.

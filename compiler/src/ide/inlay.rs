@@ -45,8 +45,9 @@ pub fn inlay_hints(db: &dyn Db, file: SourceFile, range: TextRange, options: Inl
     let mut hints = Vec::new();
     if options.types || options.shapes {
         let owners = file_functions(db, file).iter().map(|f| Owner::Function(*f)).chain([Owner::TopLevel]);
+        let annotated = annotated_names(db, file);
         for owner in owners {
-            binding_hints(db, file, owner, range, options, &mut hints);
+            binding_hints(db, file, owner, (range, &annotated), options, &mut hints);
         }
     }
     if options.kernels {
@@ -60,7 +61,7 @@ fn binding_hints(
     db: &dyn Db,
     file: SourceFile,
     owner: Owner<'_>,
-    range: TextRange,
+    (range, annotated): (TextRange, &[TextRange]),
     options: InlayOptions,
     out: &mut Vec<InlayHint>,
 ) {
@@ -70,7 +71,7 @@ fn binding_hints(
     for binding in &shapes.bindings {
         let end = binding.range.end() + base;
         covered.push(binding.range);
-        if !range.contains_inclusive(end) {
+        if !range.contains_inclusive(end) || annotated.contains(&(binding.range + base)) {
             continue;
         }
         let ty = binding.ty.to_string();
@@ -108,6 +109,18 @@ fn binding_hints(
             tooltip: local.name.clone(),
         });
     }
+}
+
+/// The names whose type is written next to them: parameters and targets with an annotation.
+fn annotated_names(db: &dyn Db, file: SourceFile) -> Vec<TextRange> {
+    use crate::syntax::SyntaxKind::*;
+    let root = crate::parsed::parsed_file(db, file).syntax();
+    root.descendants()
+        .filter(|n| {
+            matches!(n.kind(), PARAM | ANN_ASSIGN_STMT) && n.children().any(|c| c.kind() == TYPE_ANNOTATION)
+        })
+        .filter_map(|n| n.children().find(|c| matches!(c.kind(), NAME | NAME_REF)).map(|c| c.text_range()))
+        .collect()
 }
 
 fn kernel_hints(db: &dyn Db, file: SourceFile, range: TextRange, out: &mut Vec<InlayHint>) {

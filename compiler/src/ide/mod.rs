@@ -15,6 +15,7 @@ mod outline;
 use rowan::{TextRange, TextSize};
 
 use crate::db::{Db, SourceFile};
+use crate::fuse::plan::FusionPlan;
 use crate::hir::{self, Body, ExprId, LocalId};
 use crate::items::{Function, file_functions, function_signature};
 use crate::names::{NameResolution, Resolution, function_names, top_level_statement_names};
@@ -29,6 +30,47 @@ pub use outline::{
     SemanticToken, Symbol, SymbolKind, TokenKind, document_symbols, folding_ranges, selection_ranges,
     semantic_tokens,
 };
+
+/// The fusion plan the editor shows: the one `weft fusion FILE` prints (flattened for a GPU,
+/// fused within the portable binding limit), located in the source. Needs no GPU; `None` when
+/// the file does not compile.
+#[salsa::tracked(returns(ref))]
+pub fn fusion_plan(db: &dyn Db, file: SourceFile) -> Option<FusionPlan> {
+    let options = crate::flatten::Options::default().for_gpu();
+    let (_, plan) = crate::driver::fused_program_with(db, file, options).ok()?;
+    let mut plan = plan.into_owned();
+    plan.locate(file.text(db));
+    Some(plan)
+}
+
+/// One kernel of the plan as WGSL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelSource {
+    pub function: String,
+    pub name: String,
+    pub span: TextRange,
+    pub wgsl: String,
+}
+
+/// The WGSL kernels of the program the plan describes, those of `function` only when given.
+pub fn kernel_sources(
+    db: &dyn Db,
+    file: SourceFile,
+    function: Option<&str>,
+) -> Result<Vec<KernelSource>, Vec<crate::Diagnostic>> {
+    let options = crate::flatten::Options::default().for_gpu();
+    let program = crate::driver::flat_program_with(db, file, options)?;
+    Ok(crate::wgsl::program::program_kernels(&program)
+        .into_iter()
+        .filter(|k| function.is_none_or(|f| f == k.function))
+        .map(|k| KernelSource {
+            function: k.function,
+            name: k.kernel.name,
+            span: k.span,
+            wgsl: k.kernel.source,
+        })
+        .collect())
+}
 
 /// The body a position is in: one top-level function, or the top-level statements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,188 @@
+//! Between the compiler's byte offsets and LSP's positions (UTF-16 code units, the encoding
+//! every client supports), and from the compiler's plain data to protocol types.
+
+use tower_lsp_server::ls_types as lsp;
+use weft_compiler::syntax::{TextRange, TextSize};
+use weft_compiler::{Diagnostic, Severity};
+
+/// Where each line starts, to convert positions of one text.
+#[derive(Debug, Clone)]
+pub struct LineMap {
+    text: std::sync::Arc<str>,
+    starts: Vec<u32>,
+}
+
+impl LineMap {
+    pub fn new(text: &str) -> LineMap {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i as u32 + 1));
+        LineMap { text: text.into(), starts }
+    }
+
+    pub fn position(&self, offset: TextSize) -> lsp::Position {
+        let offset = u32::from(offset).min(self.text.len() as u32);
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line] as usize;
+        let mut end = offset as usize;
+        while !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let character = self.text[start..end].encode_utf16().count() as u32;
+        lsp::Position { line: line as u32, character }
+    }
+
+    /// The byte offset of a position; past the end of a line is the line's end, past the last
+    /// line is the end of the text, as the protocol asks.
+    pub fn offset(&self, position: lsp::Position) -> TextSize {
+        let Some(&start) = self.starts.get(position.line as usize) else {
+            return TextSize::of(&*self.text);
+        };
+        let line_end =
+            self.starts.get(position.line as usize + 1).map_or(self.text.len(), |&s| s as usize - 1);
+        let line = &self.text[start as usize..line_end];
+        let mut units = 0;
+        for (i, c) in line.char_indices() {
+            units += c.len_utf16() as u32;
+            // A position inside a surrogate pair means the character it is in.
+            if units > position.character {
+                return TextSize::from(start + i as u32);
+            }
+        }
+        TextSize::from(line_end as u32)
+    }
+
+    pub fn range(&self, range: TextRange) -> lsp::Range {
+        lsp::Range { start: self.position(range.start()), end: self.position(range.end()) }
+    }
+
+    pub fn text_range(&self, range: lsp::Range) -> TextRange {
+        let (start, end) = (self.offset(range.start), self.offset(range.end));
+        TextRange::new(start.min(end), end.max(start))
+    }
+}
+
+/// The docs a diagnostic's code links to.
+fn code_link(code: weft_compiler::Code) -> Option<lsp::CodeDescription> {
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/language.md");
+    let path = std::path::Path::new(docs).canonicalize().ok()?;
+    let href = format!("file://{}#diagnostics", path.display()).parse().ok()?;
+    let _ = code;
+    Some(lsp::CodeDescription { href })
+}
+
+pub fn diagnostic(d: &Diagnostic, map: &LineMap, uri: &lsp::Uri) -> lsp::Diagnostic {
+    let mut message = d.message.clone();
+    for note in &d.notes {
+        message.push_str("\nnote: ");
+        message.push_str(note);
+    }
+    if let Some(help) = &d.help {
+        message.push_str("\nhelp: ");
+        message.push_str(help);
+    }
+    let related: Vec<lsp::DiagnosticRelatedInformation> = d
+        .labels
+        .iter()
+        .filter(|l| l.range != d.range)
+        .map(|l| lsp::DiagnosticRelatedInformation {
+            location: lsp::Location { uri: uri.clone(), range: map.range(l.range) },
+            message: l.message.clone(),
+        })
+        .collect();
+    let unnecessary = d.code == weft_compiler::Code::UnusedName;
+    lsp::Diagnostic {
+        range: map.range(d.range),
+        severity: Some(match d.severity {
+            Severity::Error => lsp::DiagnosticSeverity::ERROR,
+            Severity::Warning => lsp::DiagnosticSeverity::WARNING,
+        }),
+        code: Some(lsp::NumberOrString::String(d.code.as_str().to_string())),
+        code_description: code_link(d.code),
+        source: Some("weft".into()),
+        message,
+        related_information: (!related.is_empty()).then_some(related),
+        tags: unnecessary.then(|| vec![lsp::DiagnosticTag::UNNECESSARY]),
+        data: None,
+    }
+}
+
+pub const TOKEN_TYPES: &[lsp::SemanticTokenType] = &[
+    lsp::SemanticTokenType::KEYWORD,
+    lsp::SemanticTokenType::FUNCTION,
+    lsp::SemanticTokenType::PARAMETER,
+    lsp::SemanticTokenType::VARIABLE,
+    lsp::SemanticTokenType::NUMBER,
+    lsp::SemanticTokenType::STRING,
+    lsp::SemanticTokenType::COMMENT,
+    lsp::SemanticTokenType::OPERATOR,
+];
+
+pub const TOKEN_MODIFIERS: &[lsp::SemanticTokenModifier] =
+    &[lsp::SemanticTokenModifier::DECLARATION, lsp::SemanticTokenModifier::DEFAULT_LIBRARY];
+
+/// Semantic tokens in the protocol's relative encoding; a token spanning lines is split.
+pub fn semantic_tokens(
+    tokens: &[weft_compiler::ide::SemanticToken],
+    map: &LineMap,
+) -> Vec<lsp::SemanticToken> {
+    use weft_compiler::ide::TokenKind::*;
+    let mut out = Vec::with_capacity(tokens.len());
+    let (mut last_line, mut last_start) = (0, 0);
+    for token in tokens {
+        let (kind, builtin) = match token.kind {
+            Keyword => (0, false),
+            Function => (1, false),
+            Builtin => (1, true),
+            Parameter => (2, false),
+            Variable => (3, false),
+            Number => (4, false),
+            String => (5, false),
+            Comment => (6, false),
+            Operator => (7, false),
+        };
+        let modifiers = u32::from(token.declaration) | (u32::from(builtin) << 1);
+        let start = map.position(token.range.start());
+        let end = map.position(token.range.end());
+        if end.line != start.line {
+            continue;
+        }
+        let delta_line = start.line - last_line;
+        let delta_start = if delta_line == 0 { start.character - last_start } else { start.character };
+        out.push(lsp::SemanticToken {
+            delta_line,
+            delta_start,
+            length: end.character - start.character,
+            token_type: kind,
+            token_modifiers_bitset: modifiers,
+        });
+        (last_line, last_start) = (start.line, start.character);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_utf16_code_units() {
+        let text = "a = \"é𝄞\"\nb = 1\n";
+        let map = LineMap::new(text);
+        let b = TextSize::from(text.find('b').unwrap() as u32);
+        assert_eq!(map.position(b), lsp::Position { line: 1, character: 0 });
+        let quote = TextSize::from(text.rfind('"').unwrap() as u32);
+        // `é` is one code unit, `𝄞` two.
+        assert_eq!(map.position(quote), lsp::Position { line: 0, character: 8 });
+        assert_eq!(map.offset(lsp::Position { line: 0, character: 8 }), quote);
+        assert_eq!(
+            map.offset(lsp::Position { line: 0, character: 99 }),
+            TextSize::from(text.find('\n').unwrap() as u32)
+        );
+        assert_eq!(map.offset(lsp::Position { line: 9, character: 0 }), TextSize::of(text));
+        // Inside a surrogate pair, the offset is the character's start.
+        assert_eq!(
+            map.offset(lsp::Position { line: 0, character: 7 }),
+            TextSize::from(text.find('𝄞').unwrap() as u32)
+        );
+    }
+}

@@ -1,0 +1,705 @@
+//! The Weft language server, `weft lsp`: LSP 3.17 over stdio, on tower-lsp-server, asking the
+//! compiler's one incremental database (`weft_compiler::Database`) through `weft_compiler::ide`.
+//!
+//! How work flows:
+//! - Text changes are applied in the order of their versions, before any `.await`. The server
+//!   asks for whole-document sync, so a change that arrives after a newer one (tower-lsp-server
+//!   runs handlers concurrently and does not order them, tower-lsp #284) is simply dropped.
+//! - Every query runs on a clone of the database (a salsa snapshot) on tokio's blocking pool,
+//!   never on the async runtime. Setting a newer text cancels the snapshots' work: salsa unwinds
+//!   it with `Cancelled`, which becomes `ContentModified`, while any other panic becomes an
+//!   internal error for that request only, and the server goes on.
+//! - Diagnostics are published per version, and only while that version is still the latest.
+//!
+//! **Architecture Invariant:** this crate knows the protocol and nothing of the compiler's
+//! passes: every answer comes from a `weft_compiler::ide` function.
+
+mod convert;
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use serde_json::Value;
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::{self as lsp, *};
+use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+use weft_compiler::ide::{self, InlayOptions};
+use weft_compiler::syntax::TextRange;
+use weft_compiler::{Database, SourceFile};
+
+pub use convert::LineMap;
+
+/// Runs the server on stdin and stdout until the client says `exit` or goes away.
+pub fn serve_stdio() -> std::process::ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the language server: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        let (service, socket) = service();
+        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+    });
+    // Blocking queries still running for a client that is gone are abandoned.
+    runtime.shutdown_background();
+    std::process::ExitCode::SUCCESS
+}
+
+/// The service, with Weft's custom requests.
+pub fn service() -> (LspService<Backend>, tower_lsp_server::ClientSocket) {
+    LspService::build(Backend::new)
+        .custom_method("weft/fusionPlan", Backend::fusion_plan)
+        .custom_method("weft/wgsl", Backend::wgsl)
+        .finish()
+}
+
+/// An open document.
+struct Document {
+    file: SourceFile,
+    version: i32,
+    map: LineMap,
+}
+
+#[derive(Default)]
+struct State {
+    db: Database,
+    documents: HashMap<String, Document>,
+    inlay: InlayOptions,
+}
+
+pub struct Backend {
+    client: Client,
+    state: Arc<Mutex<State>>,
+}
+
+/// What a query gets: a snapshot of the database, the document and its line map.
+struct Snapshot {
+    db: Database,
+    file: SourceFile,
+    map: LineMap,
+    uri: Uri,
+    inlay: InlayOptions,
+}
+
+/// The settings a client may send, in `initializationOptions` or as `weft` in its settings.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Settings {
+    inlay_hints: Option<InlaySettings>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InlaySettings {
+    types: Option<bool>,
+    shapes: Option<bool>,
+    kernels: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentParams {
+    text_document: TextDocumentIdentifier,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WgslParams {
+    text_document: TextDocumentIdentifier,
+    /// Only this function's kernels (`main` for the top-level statements).
+    function: Option<String>,
+}
+
+impl Backend {
+    fn new(client: Client) -> Backend {
+        Backend { client, state: Arc::default() }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn apply_settings(&self, value: Value) {
+        let settings: Settings =
+            serde_json::from_value(value.get("weft").cloned().unwrap_or(value)).unwrap_or_default();
+        if let Some(inlay) = settings.inlay_hints {
+            let mut state = self.lock();
+            let current = state.inlay;
+            state.inlay = InlayOptions {
+                types: inlay.types.unwrap_or(current.types),
+                shapes: inlay.shapes.unwrap_or(current.shapes),
+                kernels: inlay.kernels.unwrap_or(current.kernels),
+            };
+        }
+    }
+
+    /// Sets a document's text if `version` is newer than what the server has. Runs before any
+    /// await, so the latest version always wins.
+    fn set_text(&self, uri: &Uri, version: i32, text: String) -> bool {
+        let mut state = self.lock();
+        let State { db, documents, .. } = &mut *state;
+        let map = LineMap::new(&text);
+        match documents.get_mut(uri.as_str()) {
+            Some(doc) if doc.version >= version => false,
+            Some(doc) => {
+                use salsa::Setter as _;
+                doc.file.set_text(db).to(text);
+                doc.version = version;
+                doc.map = map;
+                true
+            }
+            None => {
+                let file = SourceFile::new(db, uri.as_str().to_string(), text);
+                documents.insert(uri.as_str().to_string(), Document { file, version, map });
+                true
+            }
+        }
+    }
+
+    fn snapshot(&self, uri: &Uri) -> Option<Snapshot> {
+        let state = self.lock();
+        let doc = state.documents.get(uri.as_str())?;
+        Some(Snapshot {
+            db: state.db.clone(),
+            file: doc.file,
+            map: doc.map.clone(),
+            uri: uri.clone(),
+            inlay: state.inlay,
+        })
+    }
+
+    /// Runs `query` on a snapshot, off the async runtime.
+    async fn query<T: Send + 'static>(
+        &self,
+        uri: &Uri,
+        query: impl FnOnce(&Snapshot) -> T + Send + 'static,
+    ) -> Result<Option<T>> {
+        let Some(snapshot) = self.snapshot(uri) else { return Ok(None) };
+        let task = tokio::task::spawn_blocking(move || {
+            // The snapshot is dropped after an unwind, so nothing half-updated is seen again.
+            let query = AssertUnwindSafe(move || query(&snapshot));
+            std::panic::catch_unwind(AssertUnwindSafe(|| salsa::Cancelled::catch(query)))
+        });
+        match task.await {
+            Ok(Ok(Ok(value))) => Ok(Some(value)),
+            Ok(Ok(Err(_cancelled))) => Err(Error::new(ErrorCode::ContentModified)),
+            Ok(Err(panic)) => {
+                let why = panic_message(&panic);
+                self.client
+                    .log_message(MessageType::ERROR, format!("weft lsp: a request failed: {why}"))
+                    .await;
+                Err(Error {
+                    code: ErrorCode::InternalError,
+                    message: format!("internal error: {why}").into(),
+                    data: None,
+                })
+            }
+            Err(join) => {
+                Err(Error { code: ErrorCode::InternalError, message: join.to_string().into(), data: None })
+            }
+        }
+    }
+
+    /// Checks the document and publishes its diagnostics, unless a newer version came first.
+    async fn publish(&self, uri: Uri, version: i32) {
+        let diagnostics = self
+            .query(&uri, |s| {
+                weft_compiler::file_diagnostics(&s.db, s.file)
+                    .iter()
+                    .map(|d| convert::diagnostic(d, &s.map, &s.uri))
+                    .collect::<Vec<_>>()
+            })
+            .await;
+        let Ok(Some(diagnostics)) = diagnostics else { return };
+        let current = self.lock().documents.get(uri.as_str()).map(|d| d.version);
+        if current == Some(version) {
+            self.client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+        }
+    }
+
+    async fn fusion_plan(&self, params: DocumentParams) -> Result<Value> {
+        let plan = self
+            .query(&params.text_document.uri, |s| {
+                ide::fusion_plan(&s.db, s.file).as_ref().map(|p| p.to_json())
+            })
+            .await?;
+        match plan.flatten() {
+            Some(json) => serde_json::from_str(&json).map_err(|e| Error::invalid_params(e.to_string())),
+            None => Ok(Value::Null),
+        }
+    }
+
+    async fn wgsl(&self, params: WgslParams) -> Result<Value> {
+        let function = params.function;
+        let kernels = self
+            .query(&params.text_document.uri, move |s| {
+                let kernels = ide::kernel_sources(&s.db, s.file, function.as_deref()).ok()?;
+                let json: Vec<Value> = kernels
+                    .into_iter()
+                    .map(|k| {
+                        serde_json::json!({
+                            "function": k.function,
+                            "name": k.name,
+                            "range": s.map.range(k.span),
+                            "wgsl": k.wgsl,
+                        })
+                    })
+                    .collect();
+                Some(Value::Array(json))
+            })
+            .await?;
+        Ok(kernels.flatten().unwrap_or(Value::Null))
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
+}
+
+fn location(s: &Snapshot, range: TextRange) -> Location {
+    Location { uri: s.uri.clone(), range: s.map.range(range) }
+}
+
+fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        position_encoding: Some(PositionEncodingKind::UTF16),
+        text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        document_highlight_provider: Some(OneOf::Left(true)),
+        rename_provider: Some(OneOf::Right(RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        })),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        workspace_symbol_provider: Some(OneOf::Left(true)),
+        completion_provider: Some(CompletionOptions::default()),
+        signature_help_provider: Some(SignatureHelpOptions {
+            trigger_characters: Some(vec!["(".into(), ",".into()]),
+            ..Default::default()
+        }),
+        inlay_hint_provider: Some(OneOf::Left(true)),
+        code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
+        folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+        selection_range_provider: Some(SelectionRangeProviderCapability::Simple(true)),
+        document_formatting_provider: Some(OneOf::Left(true)),
+        semantic_tokens_provider: Some(SemanticTokensServerCapabilities::SemanticTokensOptions(
+            SemanticTokensOptions {
+                legend: SemanticTokensLegend {
+                    token_types: convert::TOKEN_TYPES.to_vec(),
+                    token_modifiers: convert::TOKEN_MODIFIERS.to_vec(),
+                },
+                full: Some(SemanticTokensFullOptions::Bool(true)),
+                ..Default::default()
+            },
+        )),
+        ..Default::default()
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        if let Some(options) = params.initialization_options {
+            self.apply_settings(options);
+        }
+        Ok(InitializeResult {
+            capabilities: capabilities(),
+            server_info: Some(ServerInfo {
+                name: "weft".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        self.apply_settings(params.settings);
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let doc = params.text_document;
+        if self.set_text(&doc.uri, doc.version, doc.text) {
+            self.publish(doc.uri, doc.version).await;
+        }
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let version = params.text_document.version;
+        // Whole-document sync: the last change holds the text.
+        let Some(change) = params.content_changes.into_iter().next_back() else { return };
+        if change.range.is_none() && self.set_text(&uri, version, change.text) {
+            self.publish(uri, version).await;
+        }
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let uri = params.text_document.uri;
+        self.lock().documents.remove(uri.as_str());
+        self.client.publish_diagnostics(uri, Vec::new(), None).await;
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let at = params.text_document_position_params;
+        let position = at.position;
+        let hover = self
+            .query(&at.text_document.uri, move |s| {
+                let offset = s.map.offset(position);
+                ide::hover(&s.db, s.file, offset).map(|h| Hover {
+                    contents: HoverContents::Markup(MarkupContent {
+                        kind: MarkupKind::Markdown,
+                        value: h.markdown,
+                    }),
+                    range: Some(s.map.range(h.range)),
+                })
+            })
+            .await?;
+        Ok(hover.flatten())
+    }
+
+    async fn goto_definition(&self, params: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
+        let at = params.text_document_position_params;
+        let position = at.position;
+        let target = self
+            .query(&at.text_document.uri, move |s| {
+                let range = ide::definition(&s.db, s.file, s.map.offset(position))?;
+                Some(GotoDefinitionResponse::Scalar(location(s, range)))
+            })
+            .await?;
+        Ok(target.flatten())
+    }
+
+    async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let at = params.text_document_position;
+        let position = at.position;
+        let include_declaration = params.context.include_declaration;
+        self.query(&at.text_document.uri, move |s| {
+            let offset = s.map.offset(position);
+            let definition = ide::definition(&s.db, s.file, offset);
+            ide::references(&s.db, s.file, offset)
+                .into_iter()
+                .filter(|r| include_declaration || Some(*r) != definition)
+                .map(|r| location(s, r))
+                .collect()
+        })
+        .await
+    }
+
+    async fn document_highlight(
+        &self,
+        params: DocumentHighlightParams,
+    ) -> Result<Option<Vec<DocumentHighlight>>> {
+        let at = params.text_document_position_params;
+        let position = at.position;
+        self.query(&at.text_document.uri, move |s| {
+            ide::highlights(&s.db, s.file, s.map.offset(position))
+                .into_iter()
+                .map(|(range, write)| DocumentHighlight {
+                    range: s.map.range(range),
+                    kind: Some(if write {
+                        DocumentHighlightKind::WRITE
+                    } else {
+                        DocumentHighlightKind::READ
+                    }),
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn prepare_rename(
+        &self,
+        params: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        let position = params.position;
+        let range = self
+            .query(&params.text_document.uri, move |s| {
+                ide::prepare_rename(&s.db, s.file, s.map.offset(position)).map(|r| s.map.range(r))
+            })
+            .await?;
+        Ok(range.flatten().map(PrepareRenameResponse::Range))
+    }
+
+    async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        let at = params.text_document_position;
+        let position = at.position;
+        let new_name = params.new_name;
+        let edits = self
+            .query(&at.text_document.uri, move |s| {
+                let edits = ide::rename(&s.db, s.file, s.map.offset(position), &new_name)?;
+                let edits: Vec<TextEdit> = edits
+                    .into_iter()
+                    .map(|e| TextEdit { range: s.map.range(e.range), new_text: e.new_text })
+                    .collect();
+                Ok::<_, String>(WorkspaceEdit {
+                    changes: Some(HashMap::from([(s.uri.clone(), edits)])),
+                    ..Default::default()
+                })
+            })
+            .await?;
+        match edits {
+            None => Ok(None),
+            Some(Ok(edit)) => Ok(Some(edit)),
+            Some(Err(why)) => Err(Error::invalid_params(why)),
+        }
+    }
+
+    async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
+        let symbols = self
+            .query(&params.text_document.uri, |s| {
+                ide::document_symbols(&s.db, s.file)
+                    .iter()
+                    .map(|sym| document_symbol(s, sym))
+                    .collect::<Vec<_>>()
+            })
+            .await?;
+        Ok(symbols.map(DocumentSymbolResponse::Nested))
+    }
+
+    async fn symbol(&self, params: WorkspaceSymbolParams) -> Result<Option<WorkspaceSymbolResponse>> {
+        let uris: Vec<Uri> = {
+            let state = self.lock();
+            state.documents.keys().filter_map(|u| u.parse().ok()).collect()
+        };
+        let query = params.query.to_lowercase();
+        let mut found = Vec::new();
+        for uri in uris {
+            let query = query.clone();
+            let symbols = self
+                .query(&uri, move |s| {
+                    let mut out = Vec::new();
+                    flat_symbols(s, ide::document_symbols(&s.db, s.file), &query, &mut out);
+                    out
+                })
+                .await?;
+            found.extend(symbols.unwrap_or_default());
+        }
+        Ok(Some(WorkspaceSymbolResponse::Nested(found)))
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let at = params.text_document_position;
+        let position = at.position;
+        let items = self
+            .query(&at.text_document.uri, move |s| {
+                ide::completions(&s.db, s.file, s.map.offset(position))
+                    .into_iter()
+                    .map(completion_item)
+                    .collect()
+            })
+            .await?;
+        Ok(items.map(CompletionResponse::Array))
+    }
+
+    async fn signature_help(&self, params: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        let at = params.text_document_position_params;
+        let position = at.position;
+        let help = self
+            .query(&at.text_document.uri, move |s| {
+                let help = ide::signature_help(&s.db, s.file, s.map.offset(position))?;
+                let parameters = help
+                    .params
+                    .iter()
+                    .map(|p| ParameterInformation {
+                        label: ParameterLabel::Simple(p.clone()),
+                        documentation: None,
+                    })
+                    .collect();
+                Some(SignatureHelp {
+                    signatures: vec![SignatureInformation {
+                        label: help.label,
+                        documentation: help.doc.map(Documentation::String),
+                        parameters: Some(parameters),
+                        active_parameter: Some(help.active_param),
+                    }],
+                    active_signature: Some(0),
+                    active_parameter: Some(help.active_param),
+                })
+            })
+            .await?;
+        Ok(help.flatten())
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        let range = params.range;
+        self.query(&params.text_document.uri, move |s| {
+            let range = s.map.text_range(range);
+            ide::inlay_hints(&s.db, s.file, range, s.inlay)
+                .into_iter()
+                .map(|h| InlayHint {
+                    position: s.map.position(h.offset),
+                    label: InlayHintLabel::String(h.label),
+                    kind: Some(match h.kind {
+                        ide::InlayKind::Kernel => InlayHintKind::PARAMETER,
+                        _ => InlayHintKind::TYPE,
+                    }),
+                    text_edits: None,
+                    tooltip: Some(InlayHintTooltip::String(h.tooltip)),
+                    padding_left: Some(h.kind == ide::InlayKind::Kernel),
+                    padding_right: None,
+                    data: None,
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        self.query(&params.text_document.uri, |s| {
+            let Some(plan) = ide::fusion_plan(&s.db, s.file) else { return Vec::new() };
+            ide::document_symbols(&s.db, s.file)
+                .iter()
+                .filter(|sym| sym.kind == ide::SymbolKind::Function)
+                .map(|sym| {
+                    let kernels = plan.kernels.iter().filter(|k| k.function == sym.name).count();
+                    let title =
+                        format!("{kernels} kernel{} · view fusion", if kernels == 1 { "" } else { "s" });
+                    CodeLens {
+                        range: s.map.range(sym.selection),
+                        command: Some(Command {
+                            title,
+                            command: "weft.showFusion".into(),
+                            arguments: Some(vec![
+                                serde_json::json!(s.uri.as_str()),
+                                serde_json::json!(sym.name),
+                            ]),
+                        }),
+                        data: None,
+                    }
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
+        self.query(&params.text_document.uri, |s| {
+            ide::folding_ranges(&s.db, s.file)
+                .into_iter()
+                .map(|r| {
+                    let range = s.map.range(r);
+                    FoldingRange {
+                        start_line: range.start.line,
+                        end_line: range.end.line,
+                        kind: Some(FoldingRangeKind::Region),
+                        ..Default::default()
+                    }
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn selection_range(&self, params: SelectionRangeParams) -> Result<Option<Vec<SelectionRange>>> {
+        let positions = params.positions;
+        self.query(&params.text_document.uri, move |s| {
+            positions
+                .iter()
+                .map(|&p| {
+                    let ranges = ide::selection_ranges(&s.db, s.file, s.map.offset(p));
+                    let mut selection: Option<SelectionRange> = None;
+                    for range in ranges.into_iter().rev() {
+                        selection = Some(SelectionRange {
+                            range: s.map.range(range),
+                            parent: selection.map(Box::new),
+                        });
+                    }
+                    selection.unwrap_or(SelectionRange { range: Range { start: p, end: p }, parent: None })
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn semantic_tokens_full(
+        &self,
+        params: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
+        let tokens = self
+            .query(&params.text_document.uri, |s| {
+                convert::semantic_tokens(&ide::semantic_tokens(&s.db, s.file), &s.map)
+            })
+            .await?;
+        Ok(tokens.map(|data| SemanticTokensResult::Tokens(SemanticTokens { result_id: None, data })))
+    }
+
+    async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
+        self.query(&params.text_document.uri, |s| {
+            let text = s.file.text(&s.db);
+            match weft_compiler::format::format_file(&s.db, s.file) {
+                Ok(formatted) if formatted != *text => {
+                    let whole = TextRange::up_to(weft_compiler::syntax::TextSize::of(text.as_str()));
+                    vec![TextEdit { range: s.map.range(whole), new_text: formatted }]
+                }
+                _ => Vec::new(),
+            }
+        })
+        .await
+    }
+}
+
+fn completion_item(c: ide::Completion) -> CompletionItem {
+    CompletionItem {
+        kind: Some(match c.kind {
+            ide::CompletionKind::Local => CompletionItemKind::VARIABLE,
+            ide::CompletionKind::Variable => CompletionItemKind::VARIABLE,
+            ide::CompletionKind::Function | ide::CompletionKind::Prelude => CompletionItemKind::FUNCTION,
+            ide::CompletionKind::Keyword => CompletionItemKind::KEYWORD,
+        }),
+        label: c.label,
+        detail: c.detail,
+        documentation: c
+            .doc
+            .map(|d| Documentation::MarkupContent(MarkupContent { kind: MarkupKind::Markdown, value: d })),
+        ..Default::default()
+    }
+}
+
+#[allow(deprecated)]
+fn document_symbol(s: &Snapshot, symbol: &ide::Symbol) -> DocumentSymbol {
+    DocumentSymbol {
+        name: symbol.name.clone(),
+        detail: symbol.detail.clone(),
+        kind: match symbol.kind {
+            ide::SymbolKind::Function => lsp::SymbolKind::FUNCTION,
+            ide::SymbolKind::Variable => lsp::SymbolKind::VARIABLE,
+        },
+        tags: None,
+        deprecated: None,
+        range: s.map.range(symbol.range),
+        selection_range: s.map.range(symbol.selection),
+        children: Some(symbol.children.iter().map(|c| document_symbol(s, c)).collect()),
+    }
+}
+
+fn flat_symbols(s: &Snapshot, symbols: Vec<ide::Symbol>, query: &str, out: &mut Vec<WorkspaceSymbol>) {
+    for symbol in symbols {
+        if symbol.name.to_lowercase().contains(query) {
+            out.push(WorkspaceSymbol {
+                name: symbol.name.clone(),
+                kind: match symbol.kind {
+                    ide::SymbolKind::Function => lsp::SymbolKind::FUNCTION,
+                    ide::SymbolKind::Variable => lsp::SymbolKind::VARIABLE,
+                },
+                tags: None,
+                container_name: None,
+                location: OneOf::Left(location(s, symbol.selection)),
+                data: None,
+            });
+        }
+        flat_symbols(s, symbol.children, query, out);
+    }
+}

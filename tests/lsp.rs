@@ -1,0 +1,412 @@
+//! End-to-end tests of `weft lsp`: the real binary over stdio, driven by a small LSP client
+//! that frames JSON-RPC messages as the protocol says (`Content-Length` headers) over the
+//! process's pipes.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    messages: Receiver<Value>,
+    /// Notifications and server requests seen while waiting for something else.
+    seen: Vec<Value>,
+    next_id: i64,
+}
+
+impl Client {
+    fn start() -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_weft"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("weft lsp starts");
+        let stdout = child.stdout.take().expect("piped");
+        let (send, messages) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut length = None;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(n) = line.strip_prefix("Content-Length: ") {
+                        length = n.parse::<usize>().ok();
+                    }
+                }
+                let mut body = vec![0; length.expect("a Content-Length header")];
+                if reader.read_exact(&mut body).is_err() {
+                    return;
+                }
+                let message: Value = serde_json::from_slice(&body).expect("the server sends JSON");
+                if send.send(message).is_err() {
+                    return;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Client { child, stdin, messages, seen: Vec::new(), next_id: 0 }
+    }
+
+    fn send(&mut self, message: Value) {
+        let body = message.to_string();
+        let stdin = self.stdin.as_mut().expect("open");
+        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("the server reads");
+        stdin.flush().expect("flush");
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    /// Sends a request and returns its id, without waiting.
+    fn request_async(&mut self, method: &str, params: Value) -> i64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        id
+    }
+
+    fn next(&mut self, deadline: Instant) -> Value {
+        match self.messages.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(message) => message,
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("no message from the server in time; seen {:?}", self.seen)
+            }
+            Err(RecvTimeoutError::Disconnected) => panic!("the server closed its output"),
+        }
+    }
+
+    /// The whole response (`result` or `error`) to request `id`.
+    fn response(&mut self, id: i64) -> Value {
+        let deadline = Instant::now() + TIMEOUT;
+        if let Some(k) = self.seen.iter().position(|m| m["id"] == id && m.get("method").is_none()) {
+            return self.seen.remove(k);
+        }
+        loop {
+            let message = self.next(deadline);
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+            self.seen.push(message);
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.request_async(method, params);
+        let response = self.response(id);
+        assert!(response.get("error").is_none(), "{method} failed: {response}");
+        response["result"].clone()
+    }
+
+    /// The first notification of `method` for which `wanted` holds.
+    fn notification(&mut self, method: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + TIMEOUT;
+        if let Some(k) = self.seen.iter().position(|m| m["method"] == method && wanted(&m["params"])) {
+            return self.seen.remove(k)["params"].clone();
+        }
+        loop {
+            let message = self.next(deadline);
+            if message["method"] == method && wanted(&message["params"]) {
+                return message["params"].clone();
+            }
+            self.seen.push(message);
+        }
+    }
+
+    fn initialize(&mut self) -> Value {
+        let result = self.request(
+            "initialize",
+            json!({ "processId": null, "rootUri": null, "capabilities": {},
+                    "initializationOptions": { "inlayHints": { "types": true, "shapes": true, "kernels": true } } }),
+        );
+        self.notify("initialized", json!({}));
+        result
+    }
+
+    fn open(&mut self, uri: &str, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({ "textDocument": { "uri": uri, "languageId": "weft", "version": 1, "text": text } }),
+        );
+    }
+
+    fn change(&mut self, uri: &str, version: i32, text: &str) {
+        self.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": text }] }),
+        );
+    }
+
+    fn diagnostics(&mut self, uri: &str, version: i32) -> Vec<Value> {
+        let params = self
+            .notification("textDocument/publishDiagnostics", |p| p["uri"] == uri && p["version"] == version);
+        params["diagnostics"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Shuts down and exits; the exit status.
+    fn shutdown(mut self) -> std::process::ExitStatus {
+        self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        drop(self.stdin.take());
+        wait(&mut self.child)
+    }
+}
+
+fn wait(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "the server did not exit");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn position(text: &str, needle: &str, within: usize) -> Value {
+    let offset = text.find(needle).expect("the needle occurs") + within;
+    let line = text[..offset].matches('\n').count();
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let character: usize = text[line_start..offset].encode_utf16().count();
+    json!({ "line": line, "character": character })
+}
+
+const URI: &str = "file:///work/test.weft";
+
+const PROGRAM: &str = "\
+def norm(xs):
+    squares = [x * x for x in xs]
+    return sqrt(sum(squares))
+
+v = [f32(i) for i in range(64)]
+n = norm(v)
+print(\"é𝄞 vector\", n)
+";
+
+fn at(text: &str, needle: &str, within: usize) -> Value {
+    json!({ "textDocument": { "uri": URI }, "position": position(text, needle, within) })
+}
+
+#[test]
+fn initialize_open_edit_and_diagnostics() {
+    let mut client = Client::start();
+    let init = client.initialize();
+    let caps = &init["capabilities"];
+    for capability in [
+        "hoverProvider",
+        "inlayHintProvider",
+        "definitionProvider",
+        "referencesProvider",
+        "renameProvider",
+        "completionProvider",
+        "documentFormattingProvider",
+        "codeLensProvider",
+        "semanticTokensProvider",
+    ] {
+        assert!(!caps[capability].is_null(), "{capability} missing: {caps}");
+    }
+    client.open(URI, "x = 1\nprint(y)\n");
+    let diagnostics = client.diagnostics(URI, 1);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["code"], "E0200");
+    assert_eq!(diagnostics[0]["range"]["start"], json!({ "line": 1, "character": 6 }));
+    assert!(diagnostics[0]["codeDescription"]["href"].as_str().is_some_and(|h| h.contains("language.md")));
+    client.change(URI, 2, "x = 1\nprint(x)\n");
+    assert!(client.diagnostics(URI, 2).is_empty());
+    // Warnings, with related information for secondary labels.
+    client.change(URI, 3, "def f(x):\n    ys = [x for x in range(3)]\n    return len(ys) + x\nprint(f(1))\n");
+    let warnings = client.diagnostics(URI, 3);
+    let shadow = warnings.iter().find(|d| d["code"] == "W0203").expect("a shadowed-name warning");
+    assert_eq!(shadow["severity"], 2);
+    assert_eq!(
+        shadow["relatedInformation"][0]["location"]["range"]["start"],
+        json!({ "line": 0, "character": 6 })
+    );
+    assert!(client.shutdown().success());
+}
+
+#[test]
+fn quick_edits_out_of_order_keep_the_latest_text() {
+    let mut client = Client::start();
+    client.initialize();
+    client.open(URI, "x = 1\n");
+    client.diagnostics(URI, 1);
+    // Twenty edits without waiting, each naming an unknown variable, with hovers in between.
+    let mut pending = Vec::new();
+    for version in 2..=21 {
+        client.change(URI, version, &format!("x = 1\nprint(unknown{version})\n"));
+        pending.push(client.request_async("textDocument/hover", at("x = 1\n", "x", 0)));
+    }
+    // A stale version arriving late is ignored.
+    client.change(URI, 5, "print(stale)\n");
+    for id in pending {
+        let response = client.response(id);
+        // A hover either answers or reports that newer content superseded it.
+        let modified = response["error"]["code"] == -32801;
+        assert!(response.get("error").is_none() || modified, "{response}");
+    }
+    let last = client.diagnostics(URI, 21);
+    assert!(last[0]["message"].as_str().is_some_and(|m| m.contains("unknown21")), "{last:?}");
+    let symbols = client.request("textDocument/documentSymbol", json!({ "textDocument": { "uri": URI } }));
+    assert_eq!(symbols[0]["name"], "x", "the stale text did not replace the latest: {symbols}");
+    assert!(client.shutdown().success());
+}
+
+#[test]
+fn hover_inlay_hints_definition_completion_rename_and_formatting() {
+    let mut client = Client::start();
+    client.initialize();
+    client.open(URI, PROGRAM);
+    assert!(client.diagnostics(URI, 1).is_empty());
+
+    // Hover past non-ASCII text: positions are UTF-16.
+    let n = client.request("textDocument/hover", at(PROGRAM, "\", n)", 3));
+    assert_eq!(n["range"]["start"], position(PROGRAM, "\", n)", 3), "{n}");
+    assert!(n["contents"]["value"].as_str().is_some_and(|v| v.contains("n: f32")), "{n}");
+    let sum = client.request("textDocument/hover", at(PROGRAM, "sum(", 1));
+    let sum = sum["contents"]["value"].as_str().unwrap_or_default().to_string();
+    assert!(sum.contains("sum(xs: [a]) -> a") && sum.contains("kernel `k"), "{sum}");
+
+    let hints = client.request(
+        "textDocument/inlayHint",
+        json!({ "textDocument": { "uri": URI }, "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 99, "character": 0 } } }),
+    );
+    let labels: Vec<&str> =
+        hints.as_array().expect("hints").iter().filter_map(|h| h["label"].as_str()).collect();
+    assert!(labels.contains(&": [f32; 64]"), "{labels:?}");
+    assert!(labels.iter().any(|l| l.starts_with("⟨k")), "{labels:?}");
+
+    let definition = client.request("textDocument/definition", at(PROGRAM, "squares))", 0));
+    assert_eq!(definition["range"]["start"], position(PROGRAM, "squares =", 0));
+
+    let completion = client.request("textDocument/completion", at(PROGRAM, "sum(squares", 2));
+    let items = completion.as_array().expect("items");
+    assert!(items.iter().any(|i| i["label"] == "sum" && i["detail"].as_str().is_some()), "{completion}");
+
+    let rename = client.request(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": URI }, "position": position(PROGRAM, "squares", 0), "newName": "sq" }),
+    );
+    assert_eq!(rename["changes"][URI].as_array().map(Vec::len), Some(2), "{rename}");
+    let refused = client.request_async(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": URI }, "position": position(PROGRAM, "sqrt", 0), "newName": "root" }),
+    );
+    assert!(client.response(refused)["error"]["message"].as_str().is_some_and(|m| m.contains("prelude")));
+
+    let lenses = client.request("textDocument/codeLens", json!({ "textDocument": { "uri": URI } }));
+    let title = lenses[0]["command"]["title"].as_str().unwrap_or_default();
+    assert!(title.ends_with("· view fusion") && title.contains("kernel"), "{lenses}");
+
+    let plan = client.request("weft/fusionPlan", json!({ "textDocument": { "uri": URI } }));
+    assert_eq!(plan["schema"], 1);
+    assert!(plan["kernels"].as_array().is_some_and(|k| !k.is_empty()), "{plan}");
+    let wgsl = client.request("weft/wgsl", json!({ "textDocument": { "uri": URI }, "function": "main" }));
+    assert!(wgsl[0]["wgsl"].as_str().is_some_and(|w| w.contains("@compute")), "{wgsl}");
+
+    let tokens =
+        client.request("textDocument/semanticTokens/full", json!({ "textDocument": { "uri": URI } }));
+    assert!(tokens["data"].as_array().is_some_and(|d| d.len() > 20 && d.len() % 5 == 0));
+
+    client.change(URI, 2, "def f( x ):\n  return x+1\nprint (f(1))\n");
+    client.diagnostics(URI, 2);
+    let edits = client.request(
+        "textDocument/formatting",
+        json!({ "textDocument": { "uri": URI }, "options": { "tabSize": 4, "insertSpaces": true } }),
+    );
+    assert_eq!(edits[0]["newText"], "def f(x):\n    return x + 1\nprint(f(1))\n");
+    assert!(client.shutdown().success());
+}
+
+#[test]
+fn the_server_exits_when_its_client_goes_away() {
+    let mut client = Client::start();
+    client.initialize();
+    drop(client.stdin.take());
+    let status = wait(&mut client.child);
+    assert!(status.code().is_some(), "exited by itself, not killed: {status:?}");
+}
+
+/// Random edits of sample text, with requests at random positions: the server answers every
+/// request (possibly with an error) and publishes diagnostics for the last version.
+#[test]
+fn random_edit_sequences_never_crash_the_server() {
+    let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let corpus: String = ["quicksort.weft", "spmv_csr.weft", "black_scholes.weft"]
+        .iter()
+        .map(|name| std::fs::read_to_string(samples.join(name)).expect("sample"))
+        .collect();
+    let fragments =
+        ["(", ")", "[", "]", ":", "\n    ", "def ", "lambda x:", " for ", "é", "𝄞", "\"", "#", "="];
+    let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = |n: usize| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng % n.max(1) as u64) as usize
+    };
+    let mut client = Client::start();
+    client.initialize();
+    let mut text = corpus[..2000.min(corpus.len())].to_string();
+    client.open(URI, &text);
+    let methods = [
+        "textDocument/hover",
+        "textDocument/completion",
+        "textDocument/definition",
+        "textDocument/signatureHelp",
+    ];
+    let mut ids = Vec::new();
+    for version in 2..=120 {
+        let mut at = next(text.len() + 1);
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        if next(3) == 0 && at < text.len() {
+            let mut end = (at + next(40)).min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.replace_range(at..end, "");
+        } else {
+            let fragment = if next(2) == 0 {
+                fragments[next(fragments.len())].to_string()
+            } else {
+                let start = next(corpus.len() - 50);
+                corpus.get(start..start + 30).unwrap_or("x").to_string()
+            };
+            text.insert_str(at, &fragment);
+        }
+        client.change(URI, version, &text);
+        let line = next(text.lines().count() + 2);
+        let params =
+            json!({ "textDocument": { "uri": URI }, "position": { "line": line, "character": next(60) } });
+        ids.push(client.request_async(methods[next(methods.len())], params));
+    }
+    for id in ids {
+        let response = client.response(id);
+        let code = response["error"]["code"].as_i64();
+        assert!(code.is_none() || code == Some(-32801), "a request failed: {response}");
+    }
+    client.diagnostics(URI, 120);
+    let hints = client.request(
+        "textDocument/inlayHint",
+        json!({ "textDocument": { "uri": URI }, "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 999, "character": 0 } } }),
+    );
+    assert!(hints.is_array());
+    assert!(client.shutdown().success());
+}
