@@ -9,8 +9,9 @@
 //! - one space around binary operators, `=`, `->` and after `,` and `:`; none inside brackets,
 //!   before `(` or `[` of a call or an index, after a unary operator, around `=` of a keyword
 //!   argument or an unannotated default, or around `:` of a slice;
-//! - an inline comment is two spaces after the code; a comment on its own line takes the
-//!   indentation of the code after it;
+//! - an inline comment is at least two spaces after the code (wider gaps stay, so comments
+//!   aligned in a column stay aligned); a comment on its own line takes the indentation of the
+//!   code after it;
 //! - at most two blank lines at the top level and one inside a block, none at the start, and
 //!   one newline at the end.
 //!
@@ -50,6 +51,8 @@ struct Formatter {
     /// The original whitespace at the start of a continued line.
     continuation: Option<String>,
     previous: Option<SyntaxToken>,
+    /// The width of the last whitespace, which an inline comment keeps if it is wider.
+    gap: usize,
 }
 
 fn format_tree(root: &SyntaxNode) -> String {
@@ -71,6 +74,7 @@ impl Formatter {
                 if self.continuation.is_some() && self.current.is_none() {
                     self.continuation = Some(token.text().to_string());
                 }
+                self.gap = token.text().len();
             }
             NEWLINE | BLANK_NEWLINE => self.newline(),
             LINE_CONTINUATION => {
@@ -80,7 +84,8 @@ impl Formatter {
             }
             COMMENT => match &mut self.current {
                 Some(line) => {
-                    line.text.push_str("  ");
+                    // Comments aligned in a column stay aligned.
+                    line.text.extend(std::iter::repeat_n(' ', self.gap.max(2)));
                     line.text.push_str(token.text().trim_end());
                 }
                 None => {
@@ -90,7 +95,10 @@ impl Formatter {
                     line.comment_only = true;
                 }
             },
-            _ => self.significant(token),
+            _ => {
+                self.gap = 0;
+                self.significant(token)
+            }
         }
     }
 
