@@ -93,6 +93,8 @@ fn hover_inlay_hints_definition_completion_rename_and_formatting() {
     client.initialize();
     client.open(URI, PROGRAM);
     assert!(client.diagnostics(URI, 1).is_empty());
+    // The fusion plan is built after the diagnostics; the server then asks for fresh hints.
+    client.notification("workspace/inlayHint/refresh", |_| true);
 
     // Hover past non-ASCII text: positions are UTF-16.
     let n = client.request("textDocument/hover", at(PROGRAM, "\", n)", 3));

@@ -10,6 +10,10 @@
 //!   it with `Cancelled`, which becomes `ContentModified`, while any other panic becomes an
 //!   internal error for that request only, and the server goes on.
 //! - Diagnostics are published per version, and only while that version is still the latest.
+//! - The fusion plan is built in the background after the diagnostics, since the ILP can take
+//!   seconds on a large file. Until it is ready for the current version, hovers leave out the
+//!   kernel and inlay hints show types and shapes only; then the client is asked to refresh its
+//!   hints and lenses.
 //!
 //! **Architecture Invariant:** this crate knows the protocol and nothing of the compiler's
 //! passes: every answer comes from a `weft_compiler::ide` function.
@@ -25,6 +29,7 @@ use serde_json::Value;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{self as lsp, *};
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+use weft_compiler::fuse::plan::FusionPlan;
 use weft_compiler::ide::{self, InlayOptions};
 use weft_compiler::syntax::TextRange;
 use weft_compiler::{Database, SourceFile};
@@ -68,9 +73,15 @@ struct Document {
 struct State {
     db: Database,
     documents: HashMap<String, Document>,
+    /// Each document's latest fusion plan, with the version it was built for.
+    plans: HashMap<String, (i32, Arc<FusionPlan>)>,
     inlay: InlayOptions,
+    /// Whether the client asks again for hints and lenses when told they changed.
+    refresh_inlay_hints: bool,
+    refresh_code_lenses: bool,
 }
 
+#[derive(Clone)]
 pub struct Backend {
     client: Client,
     state: Arc<Mutex<State>>,
@@ -83,6 +94,8 @@ struct Snapshot {
     map: LineMap,
     uri: Uri,
     inlay: InlayOptions,
+    /// The plan of this very version, if it is built yet.
+    plan: Option<Arc<FusionPlan>>,
 }
 
 /// The settings a client may send, in `initializationOptions` or as `weft` in its settings.
@@ -163,12 +176,14 @@ impl Backend {
     fn snapshot(&self, uri: &Uri) -> Option<Snapshot> {
         let state = self.lock();
         let doc = state.documents.get(uri.as_str())?;
+        let plan = state.plans.get(uri.as_str()).filter(|(v, _)| *v == doc.version).map(|(_, p)| p.clone());
         Some(Snapshot {
             db: state.db.clone(),
             file: doc.file,
             map: doc.map.clone(),
             uri: uri.clone(),
             inlay: state.inlay,
+            plan,
         })
     }
 
@@ -217,7 +232,32 @@ impl Backend {
         let Ok(Some(diagnostics)) = diagnostics else { return };
         let current = self.lock().documents.get(uri.as_str()).map(|d| d.version);
         if current == Some(version) {
-            self.client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+            self.client.publish_diagnostics(uri.clone(), diagnostics, Some(version)).await;
+            let me = self.clone();
+            tokio::spawn(async move { me.build_plan(uri, version).await });
+        }
+    }
+
+    /// Builds the fusion plan of `version` in the background (the ILP can take seconds on a
+    /// large file); kernel hints, the kernel part of hovers and the lenses appear when it is
+    /// ready. A newer edit cancels it.
+    async fn build_plan(&self, uri: Uri, version: i32) {
+        let Ok(Some(Some(plan))) = self.query(&uri, |s| ide::fusion_plan(&s.db, s.file).clone()).await else {
+            return;
+        };
+        let (inlays, lenses) = {
+            let mut state = self.lock();
+            if state.documents.get(uri.as_str()).map(|d| d.version) != Some(version) {
+                return;
+            }
+            state.plans.insert(uri.as_str().to_string(), (version, Arc::new(plan)));
+            (state.refresh_inlay_hints, state.refresh_code_lenses)
+        };
+        if inlays {
+            let _ = self.client.inlay_hint_refresh().await;
+        }
+        if lenses {
+            let _ = self.client.code_lens_refresh().await;
         }
     }
 
@@ -311,6 +351,13 @@ impl LanguageServer for Backend {
         if let Some(options) = params.initialization_options {
             self.apply_settings(options);
         }
+        if let Some(workspace) = &params.capabilities.workspace {
+            let mut state = self.lock();
+            state.refresh_inlay_hints =
+                workspace.inlay_hint.as_ref().and_then(|c| c.refresh_support).unwrap_or(false);
+            state.refresh_code_lenses =
+                workspace.code_lens.as_ref().and_then(|c| c.refresh_support).unwrap_or(false);
+        }
         Ok(InitializeResult {
             capabilities: capabilities(),
             server_info: Some(ServerInfo {
@@ -348,7 +395,11 @@ impl LanguageServer for Backend {
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
-        self.lock().documents.remove(uri.as_str());
+        {
+            let mut state = self.lock();
+            state.documents.remove(uri.as_str());
+            state.plans.remove(uri.as_str());
+        }
         self.client.publish_diagnostics(uri, Vec::new(), None).await;
     }
 
@@ -358,7 +409,7 @@ impl LanguageServer for Backend {
         let hover = self
             .query(&at.text_document.uri, move |s| {
                 let offset = s.map.offset(position);
-                ide::hover(&s.db, s.file, offset).map(|h| Hover {
+                ide::hover(&s.db, s.file, offset, s.plan.as_deref()).map(|h| Hover {
                     contents: HoverContents::Markup(MarkupContent {
                         kind: MarkupKind::Markdown,
                         value: h.markdown,
@@ -537,7 +588,7 @@ impl LanguageServer for Backend {
         let range = params.range;
         self.query(&params.text_document.uri, move |s| {
             let range = s.map.text_range(range);
-            ide::inlay_hints(&s.db, s.file, range, s.inlay)
+            ide::inlay_hints(&s.db, s.file, range, s.inlay, s.plan.as_deref())
                 .into_iter()
                 .map(|h| InlayHint {
                     position: s.map.position(h.offset),
@@ -559,7 +610,7 @@ impl LanguageServer for Backend {
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         self.query(&params.text_document.uri, |s| {
-            let Some(plan) = ide::fusion_plan(&s.db, s.file) else { return Vec::new() };
+            let Some(plan) = &s.plan else { return Vec::new() };
             ide::document_symbols(&s.db, s.file)
                 .iter()
                 .filter(|sym| sym.kind == ide::SymbolKind::Function)

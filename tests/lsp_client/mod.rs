@@ -84,7 +84,13 @@ impl Client {
 
     pub fn next(&mut self, deadline: Instant) -> Value {
         match self.messages.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(message) => message,
+            Ok(message) => {
+                // A request from the server (a refresh) is answered at once, and kept.
+                if message.get("method").is_some() && message.get("id").is_some() {
+                    self.send(json!({ "jsonrpc": "2.0", "id": message["id"].clone(), "result": null }));
+                }
+                message
+            }
             Err(RecvTimeoutError::Timeout) => {
                 panic!("no message from the server in time; seen {:?}", self.seen)
             }
@@ -132,7 +138,8 @@ impl Client {
     pub fn initialize(&mut self) -> Value {
         let result = self.request(
             "initialize",
-            json!({ "processId": null, "rootUri": null, "capabilities": {},
+            json!({ "processId": null, "rootUri": null,
+                    "capabilities": { "workspace": { "inlayHint": { "refreshSupport": true }, "codeLens": { "refreshSupport": true } } },
                     "initializationOptions": { "inlayHints": { "types": true, "shapes": true, "kernels": true } } }),
         );
         self.notify("initialized", json!({}));
@@ -186,4 +193,3 @@ pub fn position(text: &str, needle: &str, within: usize) -> Value {
     let character: usize = text[line_start..offset].encode_utf16().count();
     json!({ "line": line, "character": character })
 }
-

@@ -75,6 +75,17 @@ impl Default for Options {
 /// The program with its chosen kernels as `Kernel` statements, and the plan that explains
 /// them.
 pub fn fuse(program: &Program, options: Options) -> (Program, FusionPlan) {
+    fuse_interruptibly(program, options, &|| {})
+}
+
+/// `fuse`, calling `interrupt` before each region is planned: a caller that must give up (the
+/// language server, when a newer edit arrives) unwinds from it, so a large program's plan never
+/// holds up an edit for longer than one region's solve.
+pub fn fuse_interruptibly(
+    program: &Program,
+    options: Options,
+    interrupt: &dyn Fn(),
+) -> (Program, FusionPlan) {
     let mut plan = FusionPlan::new(options);
     let mut functions = Vec::with_capacity(program.functions.len());
     for f in &program.functions {
@@ -88,7 +99,7 @@ pub fn fuse(program: &Program, options: Options) -> (Program, FusionPlan) {
             &rewritten
         };
         let facts = graph::VarFacts::of(f);
-        let mut fuser = Fuser { f, options, facts: &facts, plan: &mut plan };
+        let mut fuser = Fuser { f, options, facts: &facts, plan: &mut plan, interrupt };
         let body = fuser.block(&f.body);
         functions.push(Function { body, ..f.clone() });
     }
@@ -115,10 +126,12 @@ struct Fuser<'a> {
     options: Options,
     facts: &'a graph::VarFacts,
     plan: &'a mut FusionPlan,
+    interrupt: &'a dyn Fn(),
 }
 
 impl Fuser<'_> {
     fn block(&mut self, block: &Block) -> Block {
+        (self.interrupt)();
         let region = Region::new(self.f, block, self.facts);
         let (clusters, report) = match self.options.strategy {
             Strategy::None => (

@@ -20,12 +20,14 @@ pub struct Hover {
     pub markdown: String,
 }
 
-pub fn hover(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option<Hover> {
+/// What is at `offset`. The kernel part needs the fusion plan (`super::fusion_plan`), which a
+/// caller that cannot wait for it (the language server, right after an edit) leaves out.
+pub fn hover(db: &dyn Db, file: SourceFile, offset: TextSize, plan: Option<&FusionPlan>) -> Option<Hover> {
     let (range, mut markdown) = match name_at(db, file, offset) {
         Some(name) => (name.range, describe_name(db, file, &name)?),
         None => describe_expr(db, file, offset)?,
     };
-    if let Some(kernel) = kernel_note(db, file, offset) {
+    if let Some(kernel) = plan.and_then(|plan| kernel_note(plan, file.text(db), offset)) {
         markdown.push_str("\n\n---\n\n");
         markdown.push_str(&kernel);
     }
@@ -93,10 +95,6 @@ fn describe_expr(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option<(Tex
     Some((body.expr_range(expr) + base, code(&ty.to_string())))
 }
 
-pub(crate) fn plan(db: &dyn Db, file: SourceFile) -> Option<&FusionPlan> {
-    super::fusion_plan(db, file).as_ref()
-}
-
 /// The kernel whose op spans `offset` most tightly, and that op.
 pub(crate) fn kernel_at(plan: &FusionPlan, offset: TextSize) -> Option<(&PlanKernel, &PlanOp)> {
     plan.kernels
@@ -106,10 +104,9 @@ pub(crate) fn kernel_at(plan: &FusionPlan, offset: TextSize) -> Option<(&PlanKer
         .min_by_key(|(_, op)| op.end - op.start)
 }
 
-fn kernel_note(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option<String> {
-    let plan = plan(db, file)?;
+fn kernel_note(plan: &FusionPlan, text: &str, offset: TextSize) -> Option<String> {
     let (kernel, op) = kernel_at(plan, offset)?;
-    let lines = LineIndex::new(file.text(db));
+    let lines = LineIndex::new(text);
     let mut out = format!(
         "**kernel `{}`** ({}): `{}` runs {}, over {}.",
         kernel.name, kernel.pattern, op.op, kernel.schedule, kernel.launch

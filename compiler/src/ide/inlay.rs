@@ -5,6 +5,7 @@ use rowan::{TextRange, TextSize};
 
 use super::Owner;
 use crate::db::{Db, SourceFile};
+use crate::fuse::plan::FusionPlan;
 use crate::items::file_functions;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,8 +41,15 @@ impl Default for InlayOptions {
     }
 }
 
-/// The hints whose position is in `range`, in source order.
-pub fn inlay_hints(db: &dyn Db, file: SourceFile, range: TextRange, options: InlayOptions) -> Vec<InlayHint> {
+/// The hints whose position is in `range`, in source order. Kernel hints come from `plan`
+/// (`super::fusion_plan`), when the caller has it.
+pub fn inlay_hints(
+    db: &dyn Db,
+    file: SourceFile,
+    range: TextRange,
+    options: InlayOptions,
+    plan: Option<&FusionPlan>,
+) -> Vec<InlayHint> {
     let mut hints = Vec::new();
     if options.types || options.shapes {
         let owners = file_functions(db, file).iter().map(|f| Owner::Function(*f)).chain([Owner::TopLevel]);
@@ -50,8 +58,8 @@ pub fn inlay_hints(db: &dyn Db, file: SourceFile, range: TextRange, options: Inl
             binding_hints(db, file, owner, (range, &annotated), options, &mut hints);
         }
     }
-    if options.kernels {
-        kernel_hints(db, file, range, &mut hints);
+    if let Some(plan) = plan.filter(|_| options.kernels) {
+        kernel_hints(plan, range, &mut hints);
     }
     hints.sort_by_key(|h| h.offset);
     hints
@@ -123,8 +131,7 @@ fn annotated_names(db: &dyn Db, file: SourceFile) -> Vec<TextRange> {
         .collect()
 }
 
-fn kernel_hints(db: &dyn Db, file: SourceFile, range: TextRange, out: &mut Vec<InlayHint>) {
-    let Some(plan) = super::hover::plan(db, file) else { return };
+fn kernel_hints(plan: &FusionPlan, range: TextRange, out: &mut Vec<InlayHint>) {
     let mut seen = Vec::new();
     for kernel in &plan.kernels {
         let short = kernel.name.split('_').next().unwrap_or(&kernel.name);

@@ -37,8 +37,15 @@ pub use outline::{
 #[salsa::tracked(returns(ref))]
 pub fn fusion_plan(db: &dyn Db, file: SourceFile) -> Option<FusionPlan> {
     let options = crate::flatten::Options::default().for_gpu();
-    let (_, plan) = crate::driver::fused_program_with(db, file, options).ok()?;
-    let mut plan = plan.into_owned();
+    let program = crate::driver::compile(db, file).ok()?;
+    let flat = crate::flatten::flatten_with(
+        program,
+        crate::flatten::Options { fusion: Default::default(), ..options },
+    )
+    .ok()?;
+    // A newer edit cancels a plan being built, between regions.
+    let (_, mut plan) =
+        crate::fuse::fuse_interruptibly(&flat, options.fusion, &|| db.unwind_if_revision_cancelled());
     plan.locate(file.text(db));
     Some(plan)
 }
