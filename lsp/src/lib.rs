@@ -719,15 +719,19 @@ fn completion_item(c: ide::Completion) -> CompletionItem {
     }
 }
 
+fn symbol_kind(kind: ide::SymbolKind) -> lsp::SymbolKind {
+    match kind {
+        ide::SymbolKind::Function => lsp::SymbolKind::FUNCTION,
+        ide::SymbolKind::Variable => lsp::SymbolKind::VARIABLE,
+    }
+}
+
 #[allow(deprecated)]
 fn document_symbol(s: &Snapshot, symbol: &ide::Symbol) -> DocumentSymbol {
     DocumentSymbol {
         name: symbol.name.clone(),
         detail: symbol.detail.clone(),
-        kind: match symbol.kind {
-            ide::SymbolKind::Function => lsp::SymbolKind::FUNCTION,
-            ide::SymbolKind::Variable => lsp::SymbolKind::VARIABLE,
-        },
+        kind: symbol_kind(symbol.kind),
         tags: None,
         deprecated: None,
         range: s.map.range(symbol.range),
@@ -741,10 +745,7 @@ fn flat_symbols(s: &Snapshot, symbols: Vec<ide::Symbol>, query: &str, out: &mut 
         if symbol.name.to_lowercase().contains(query) {
             out.push(WorkspaceSymbol {
                 name: symbol.name.clone(),
-                kind: match symbol.kind {
-                    ide::SymbolKind::Function => lsp::SymbolKind::FUNCTION,
-                    ide::SymbolKind::Variable => lsp::SymbolKind::VARIABLE,
-                },
+                kind: symbol_kind(symbol.kind),
                 tags: None,
                 container_name: None,
                 location: OneOf::Left(location(s, symbol.selection)),

@@ -121,7 +121,7 @@ impl GpuMachine<'_, '_> {
         let own_operand = |v: VarId| get(frame, v, span);
         let result = match op {
             Op::Scan { op: rop, init, .. } => {
-                let Some(n) = self.index_space(&producer, &inputs, &values, span)?.filter(|&n| n > 0) else {
+                let Some(n) = self.index_space(producer, &inputs, &values, span)?.filter(|&n| n > 0) else {
                     return Ok(false);
                 };
                 let Ok(pass) = prims::scan_blocks_produced(*rop, elem, false, &produced) else {

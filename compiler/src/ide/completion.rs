@@ -131,7 +131,7 @@ pub fn signature_help(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option
         args.children_with_tokens().filter(|t| t.kind() == COMMA && t.text_range().end() <= offset).count()
             as u32;
     if let Some(doc) = prelude_doc(&name) {
-        let label = doc.signature.split(" | ").nth(0).unwrap_or(doc.signature).to_string();
+        let label = doc.signature.split(" | ").next().unwrap_or(doc.signature).to_string();
         return Some(SignatureHelp {
             params: params_of(&label),
             label,
