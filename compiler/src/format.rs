@@ -209,6 +209,10 @@ fn space_between(previous: &SyntaxToken, next: &SyntaxToken) -> &'static str {
     let (p, n) = (previous.kind(), next.kind());
     let parent = |t: &SyntaxToken| t.parent().map(|n| n.kind());
     let in_slice = |t: &SyntaxToken| parent(t) == Some(SLICE);
+    // `1 .real` must not become `1.real`, which lexes as the float `1.`.
+    if n == DOT && matches!(p, INT_NUMBER | FLOAT_NUMBER) {
+        return " ";
+    }
     if matches!(n, R_PAREN | R_BRACK | R_BRACE | COMMA | COLON | SEMICOLON | DOT) {
         return "";
     }
@@ -275,6 +279,8 @@ mod tests {
         let expected = "def f(x, y=2):  # c\n    if x > 1:\n        return [a[0] for a in x]\n\n    # only\n    z = f(-x, y=3)[1:2]\n    return (z +\n       1)\nprint(f(1))\n";
         assert_eq!(format(text), expected);
         assert_eq!(format(expected), expected);
+        // Attribute access is rejected later, but its tokens must survive formatting.
+        assert_eq!(format("x = 1 .real\n"), "x = 1 .real\n");
     }
 
     #[test]

@@ -14,8 +14,14 @@ pub struct LineMap {
 
 impl LineMap {
     pub fn new(text: &str) -> LineMap {
+        // Lines end at `\n`, `\r\n` or a lone `\r`, as in the lexer and the protocol.
+        let bytes = text.as_bytes();
         let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i as u32 + 1));
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
+                starts.push(i as u32 + 1);
+            }
+        }
         LineMap { text: text.into(), starts }
     }
 
@@ -37,8 +43,10 @@ impl LineMap {
         let Some(&start) = self.starts.get(position.line as usize) else {
             return TextSize::of(&*self.text);
         };
-        let line_end =
-            self.starts.get(position.line as usize + 1).map_or(self.text.len(), |&s| s as usize - 1);
+        let line_end = self.starts.get(position.line as usize + 1).map_or(self.text.len(), |&next| {
+            let next = next as usize;
+            if self.text[..next].ends_with("\r\n") { next - 2 } else { next - 1 }
+        });
         let line = &self.text[start as usize..line_end];
         let mut units = 0;
         for (i, c) in line.char_indices() {
@@ -179,6 +187,11 @@ mod tests {
             TextSize::from(text.find('\n').unwrap() as u32)
         );
         assert_eq!(map.offset(lsp::Position { line: 9, character: 0 }), TextSize::of(text));
+        // A lone `\r` and `\r\n` end lines too; past a line's end is before its terminator.
+        let mixed = LineMap::new("a\rbc\r\nd");
+        assert_eq!(mixed.position(TextSize::from(3)), lsp::Position { line: 1, character: 1 });
+        assert_eq!(mixed.offset(lsp::Position { line: 1, character: 9 }), TextSize::from(4));
+        assert_eq!(mixed.offset(lsp::Position { line: 2, character: 0 }), TextSize::from(6));
         // Inside a surrogate pair, the offset is the character's start.
         assert_eq!(
             map.offset(lsp::Position { line: 0, character: 7 }),

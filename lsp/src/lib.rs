@@ -219,8 +219,20 @@ impl Backend {
         }
     }
 
+    /// The document's input, if it is open.
+    fn file_of(&self, uri: &Uri) -> Option<SourceFile> {
+        self.lock().documents.get(uri.as_str()).map(|d| d.file)
+    }
+
+    /// Whether `version` of this very input (not one from before a close and reopen) is still
+    /// the document's latest.
+    fn is_current(state: &State, uri: &Uri, file: SourceFile, version: i32) -> bool {
+        state.documents.get(uri.as_str()).is_some_and(|d| d.file == file && d.version == version)
+    }
+
     /// Checks the document and publishes its diagnostics, unless a newer version came first.
     async fn publish(&self, uri: Uri, version: i32) {
+        let Some(file) = self.file_of(&uri) else { return };
         let diagnostics = self
             .query(&uri, |s| {
                 weft_compiler::file_diagnostics(&s.db, s.file)
@@ -230,24 +242,24 @@ impl Backend {
             })
             .await;
         let Ok(Some(diagnostics)) = diagnostics else { return };
-        let current = self.lock().documents.get(uri.as_str()).map(|d| d.version);
-        if current == Some(version) {
+        let current = Self::is_current(&self.lock(), &uri, file, version);
+        if current {
             self.client.publish_diagnostics(uri.clone(), diagnostics, Some(version)).await;
             let me = self.clone();
-            tokio::spawn(async move { me.build_plan(uri, version).await });
+            tokio::spawn(async move { me.build_plan(uri, file, version).await });
         }
     }
 
     /// Builds the fusion plan of `version` in the background (the ILP can take seconds on a
     /// large file); kernel hints, the kernel part of hovers and the lenses appear when it is
     /// ready. A newer edit cancels it.
-    async fn build_plan(&self, uri: Uri, version: i32) {
+    async fn build_plan(&self, uri: Uri, file: SourceFile, version: i32) {
         let Ok(Some(Some(plan))) = self.query(&uri, |s| ide::fusion_plan(&s.db, s.file).clone()).await else {
             return;
         };
         let (inlays, lenses) = {
             let mut state = self.lock();
-            if state.documents.get(uri.as_str()).map(|d| d.version) != Some(version) {
+            if !Self::is_current(&state, &uri, file, version) {
                 return;
             }
             state.plans.insert(uri.as_str().to_string(), (version, Arc::new(plan)));

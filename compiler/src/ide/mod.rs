@@ -36,18 +36,22 @@ pub use outline::{
 /// the file does not compile.
 #[salsa::tracked(returns(ref))]
 pub fn fusion_plan(db: &dyn Db, file: SourceFile) -> Option<FusionPlan> {
-    let options = crate::flatten::Options::default().for_gpu();
-    let program = crate::driver::compile(db, file).ok()?;
-    let flat = crate::flatten::flatten_with(
-        program,
-        crate::flatten::Options { fusion: Default::default(), ..options },
-    )
-    .ok()?;
-    // A newer edit cancels a plan being built, between regions.
-    let (_, mut plan) =
-        crate::fuse::fuse_interruptibly(&flat, options.fusion, &|| db.unwind_if_revision_cancelled());
+    let (_, mut plan) = fused_for_gpu(db, file).ok()?;
     plan.locate(file.text(db));
     Some(plan)
+}
+
+/// The program and plan `weft fusion` and `weft wgsl` show. A newer edit cancels the work
+/// between regions, so a large plan never holds up the edit.
+fn fused_for_gpu(
+    db: &dyn Db,
+    file: SourceFile,
+) -> Result<(crate::ir::Program, FusionPlan), Vec<crate::Diagnostic>> {
+    let options = crate::flatten::Options::default().for_gpu();
+    let program = crate::driver::compile(db, file)?;
+    let flat_options = crate::flatten::Options { fusion: Default::default(), ..options };
+    let flat = crate::flatten::flatten_with(program, flat_options).map_err(|d| vec![d])?;
+    Ok(crate::fuse::fuse_interruptibly(&flat, options.fusion, &|| db.unwind_if_revision_cancelled()))
 }
 
 /// One kernel of the plan as WGSL.
@@ -65,8 +69,7 @@ pub fn kernel_sources(
     file: SourceFile,
     function: Option<&str>,
 ) -> Result<Vec<KernelSource>, Vec<crate::Diagnostic>> {
-    let options = crate::flatten::Options::default().for_gpu();
-    let program = crate::driver::flat_program_with(db, file, options)?;
+    let (program, _) = fused_for_gpu(db, file)?;
     Ok(crate::wgsl::program::program_kernels(&program)
         .into_iter()
         .filter(|k| function.is_none_or(|f| f == k.function))

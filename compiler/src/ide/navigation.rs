@@ -98,6 +98,12 @@ pub fn rename(db: &dyn Db, file: SourceFile, offset: TextSize, new_name: &str) -
             u32::from(clash.range.start())
         ));
     }
+    // A name that resolves to nothing would be captured by the renamed binding.
+    if unresolved_names(db, file).iter().any(|n| n == &identifier_key(new_name)) {
+        return Err(format!(
+            "`{new_name}` is read in this file without a binding; the rename would capture it"
+        ));
+    }
     Ok(references(db, file, offset)
         .into_iter()
         .map(|range| Edit { range, new_text: new_name.to_string() })
@@ -109,4 +115,25 @@ fn is_identifier(text: &str) -> bool {
     let mut chars = text.chars();
     let starts = chars.next().is_some_and(|c| c == '_' || unicode_ident::is_xid_start(c));
     starts && chars.all(unicode_ident::is_xid_continue) && crate::syntax::SyntaxKind::keyword(text).is_none()
+}
+
+/// The names read in the file that nothing binds (each reported as unknown).
+fn unresolved_names(db: &dyn Db, file: SourceFile) -> Vec<String> {
+    let text = file.text(db);
+    let mut owners: Vec<(TextSize, &crate::names::NameResolution)> = file_functions(db, file)
+        .iter()
+        .map(|f| (f.offset(db), crate::names::function_names(db, *f)))
+        .collect();
+    owners.push((0.into(), crate::names::top_level_statement_names(db, file)));
+    owners
+        .into_iter()
+        .flat_map(|(base, names)| {
+            names
+                .references
+                .iter()
+                .filter(|(_, r)| *r == crate::names::Resolution::Unresolved)
+                .map(move |(r, _)| *r + base)
+        })
+        .filter_map(|range| text.get(std::ops::Range::<usize>::from(range)).map(identifier_key))
+        .collect()
 }

@@ -62,6 +62,11 @@ fn definition_references_and_rename_follow_bindings() {
     assert!(rename(&db, f, at("sum", 0, 0), "total_sum").is_err(), "the prelude cannot be renamed");
     assert!(rename(&db, f, at("prods", 0, 0), "for").is_err(), "a keyword is not a name");
     assert_eq!(prepare_rename(&db, f, at("sum", 0, 0)), None);
+    let unknown = file(&db, "def f(x):\n    return x + y\n");
+    assert!(
+        rename(&db, unknown, TextSize::from(6), "y").is_err(),
+        "renaming onto an unknown name captures it"
+    );
     let marks = highlights(&db, f, at("total", 0, 0));
     assert_eq!(marks.iter().filter(|(_, write)| *write).count(), 2, "{marks:?}");
 }
