@@ -617,7 +617,7 @@ mod tests {
             expect![[r#"
                 x@22 -> local@28
                 x@33 -> local@6
-                diagnostics: []
+                diagnostics: ["W0203"]
             "#]],
         );
     }
@@ -675,7 +675,7 @@ mod tests {
                 a@38 -> local@35
                 b@42 -> local@9
                 a@46 -> local@6
-                diagnostics: []
+                diagnostics: ["W0203"]
             "#]],
         );
     }
