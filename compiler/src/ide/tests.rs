@@ -1,3 +1,5 @@
+//! Tests of the editor features on small programs: each answer checked against the source.
+
 use rowan::{TextRange, TextSize};
 
 use super::*;
