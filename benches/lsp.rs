@@ -108,12 +108,14 @@ fn main() {
     let _ =
         std::fs::write(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/lsp-bench.weft"), &text);
     // Insert before top-level statements, so every edit keeps the file valid.
-    let top_level_lines: Vec<usize> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.is_empty() && !l.starts_with([' ', '#', ')', ']']) && !l.starts_with("def"))
-        .map(|(i, _)| i)
-        .collect();
+    let top_level_lines = |lines: &[String]| -> Vec<usize> {
+        lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !l.is_empty() && !l.starts_with([' ', '#', ')', ']']) && !l.starts_with("def"))
+            .map(|(i, _)| i)
+            .collect()
+    };
 
     let started = Instant::now();
     let mut client = Client::start();
@@ -144,8 +146,9 @@ fn main() {
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let (mut edit, mut hover_after, mut inlay_after, mut plan_after) = (vec![], vec![], vec![], vec![]);
     for version in 2..=41 {
-        let at = top_level_lines[(version as usize * 37) % top_level_lines.len()] + (version as usize - 2);
-        lines.insert(at.min(lines.len()), format!("pad_{version} = {version}"));
+        let statements = top_level_lines(&lines);
+        let at = statements[(version as usize * 37) % statements.len()];
+        lines.insert(at, format!("pad_{version} = {version}"));
         let new_text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         let edited = Instant::now();
         client.change(URI, version, &new_text);

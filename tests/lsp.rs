@@ -156,6 +156,83 @@ fn hover_inlay_hints_definition_completion_rename_and_formatting() {
 }
 
 #[test]
+fn symbols_highlights_signatures_folding_selection_and_settings() {
+    let mut client = Client::start();
+    client.initialize();
+    client.open(URI, PROGRAM);
+    client.diagnostics(URI, 1);
+
+    let symbols = client.request("workspace/symbol", json!({ "query": "nor" }));
+    let names: Vec<&str> =
+        symbols.as_array().expect("symbols").iter().filter_map(|s| s["name"].as_str()).collect();
+    assert_eq!(names, ["norm"], "{symbols}");
+    assert_eq!(symbols[0]["location"]["uri"], URI);
+
+    // `squares` is bound once (a write) and read once.
+    let highlights = client.request("textDocument/documentHighlight", at(PROGRAM, "squares))", 0));
+    let kinds: Vec<i64> =
+        highlights.as_array().expect("highlights").iter().filter_map(|h| h["kind"].as_i64()).collect();
+    assert_eq!(kinds, [3, 2], "write, then read: {highlights}");
+
+    let help = client.request("textDocument/signatureHelp", at(PROGRAM, "range(64", 6));
+    assert_eq!(help["signatures"][0]["label"], "range(n: i32) -> [i32]", "{help}");
+    assert_eq!(help["activeParameter"], 0, "{help}");
+
+    let folds = client.request("textDocument/foldingRange", json!({ "textDocument": { "uri": URI } }));
+    let first = &folds.as_array().expect("folding ranges")[0];
+    assert_eq!((first["startLine"].as_i64(), first["endLine"].as_i64()), (Some(0), Some(2)), "{folds}");
+
+    let selection = client.request(
+        "textDocument/selectionRange",
+        json!({ "textDocument": { "uri": URI }, "positions": [position(PROGRAM, "x * x", 0)] }),
+    );
+    let innermost = &selection[0];
+    assert_eq!(innermost["range"]["start"], position(PROGRAM, "x * x", 0), "{selection}");
+    assert!(innermost["parent"]["range"].is_object(), "a wider range encloses it: {selection}");
+
+    // Types and shapes off through the settings: the server asks for fresh hints (after the
+    // one it sent when the plan was ready), and only kernel hints remain.
+    client.notification("workspace/inlayHint/refresh", |_| true);
+    client.notify(
+        "workspace/didChangeConfiguration",
+        json!({ "settings": { "weft": { "inlayHints": { "types": false, "shapes": false } } } }),
+    );
+    client.notification("workspace/inlayHint/refresh", |_| true);
+    let hints = client.request(
+        "textDocument/inlayHint",
+        json!({ "textDocument": { "uri": URI }, "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 99, "character": 0 } } }),
+    );
+    let labels: Vec<&str> =
+        hints.as_array().expect("hints").iter().filter_map(|h| h["label"].as_str()).collect();
+    assert!(labels.iter().all(|l| !l.starts_with(':')), "no type or shape hints are left: {labels:?}");
+    assert!(labels.iter().any(|l| l.starts_with("⟨k")), "kernel hints stay: {labels:?}");
+    assert!(client.shutdown().success());
+}
+
+/// A request that panics is answered with an error, and the server goes on serving the same
+/// documents. The panic is injected by the server's test hook.
+#[test]
+fn a_panicking_request_is_reported_and_the_server_lives_on() {
+    let mut client = Client::start_with_env(&[("WEFT_LSP_TEST_PANIC_ON_HOVER", "1")]);
+    client.initialize();
+    client.open(URI, PROGRAM);
+    client.diagnostics(URI, 1);
+    let id = client.request_async("textDocument/hover", at(PROGRAM, "squares))", 0));
+    let failed = client.response(id);
+    assert_eq!(failed["error"]["code"], -32603, "an internal error: {failed}");
+    assert!(failed["error"]["message"].as_str().is_some_and(|m| m.contains("on purpose")), "{failed}");
+    let logged = client.notification("window/logMessage", |p| p["type"] == 1);
+    assert!(logged["message"].as_str().is_some_and(|m| m.contains("a request failed")), "{logged}");
+    // The same document still answers, and edits are still checked.
+    let definition = client.request("textDocument/definition", at(PROGRAM, "squares))", 0));
+    assert_eq!(definition["range"]["start"], position(PROGRAM, "squares =", 0));
+    client.change(URI, 2, "x = undefined_name\n");
+    let diagnostics = client.diagnostics(URI, 2);
+    assert!(diagnostics.iter().any(|d| d["severity"] == 1), "{diagnostics:?}");
+    assert!(client.shutdown().success());
+}
+
+#[test]
 fn the_server_exits_when_its_client_goes_away() {
     let mut client = Client::start();
     client.initialize();

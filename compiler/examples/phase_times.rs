@@ -1,77 +1,120 @@
-//! Times each query of a fresh check of one file, phase by phase: `cargo run --release -p
-//! weft-compiler --example phase_times -- FILE`. Used to find where `weft check` spends its time.
+//! Times each query of a check of one file, phase by phase: `cargo run --release -p
+//! weft-compiler --example phase_times -- FILE [--edit]`. Used to find where `weft check` spends
+//! its time. With `--edit`, the file is checked once, then a line is inserted before a top-level
+//! statement in its middle (as the language server's benchmark does) and each phase's
+//! incremental cost is timed.
 
 use std::time::Instant;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+use salsa::Setter as _;
 use weft_compiler::items::{file_functions, function_body, function_signature};
 use weft_compiler::names::{function_names, top_level_names, top_level_statement_names};
 use weft_compiler::parsed::{parsed_file, syntax_diagnostics};
 use weft_compiler::{Database, SourceFile, file_diagnostics};
 
+const PHASES: [&str; 12] = [
+    "parse",
+    "validate",
+    "item tree",
+    "signatures + bodies",
+    "top-level names",
+    "function names",
+    "top-level statements",
+    "HIR",
+    "binding groups",
+    "types",
+    "shapes",
+    "collect diagnostics",
+];
+
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: phase_times FILE");
+    let path = std::env::args().nth(1).expect("usage: phase_times FILE [--edit]");
+    let edit = std::env::args().any(|a| a == "--edit");
     let text = std::fs::read_to_string(&path).expect("a readable UTF-8 file");
+    let edited = edit.then(|| with_inserted_line(&text));
     let rounds = 20;
-    let mut totals = [0.0f64; 11];
-    for _ in 0..rounds {
-        let db = Database::default();
+    let mut totals = [0.0f64; PHASES.len()];
+    if std::env::args().any(|a| a == "--log") {
+        let (mut db, log) = Database::with_execution_log();
         let file = SourceFile::new(&db, path.clone(), text.clone());
-        let mut last = Instant::now();
-        let mut lap = |slot: usize| {
-            totals[slot] += last.elapsed().as_secs_f64() * 1e3;
-            last = Instant::now();
-        };
-        parsed_file(&db, file);
-        lap(0);
-        syntax_diagnostics(&db, file);
-        lap(1);
-        let functions = file_functions(&db, file).clone();
-        lap(2);
-        for function in &functions {
-            function_signature(&db, *function);
-            function_body(&db, *function);
+        run_phases(&db, file, &mut [0.0; PHASES.len()]);
+        file.set_text(&mut db).to(with_inserted_line(&text));
+        log.take();
+        run_phases(&db, file, &mut [0.0; PHASES.len()]);
+        let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+        for entry in log.take() {
+            *counts.entry(entry.split('(').next().unwrap_or_default().to_string()).or_default() += 1;
         }
-        lap(3);
-        top_level_names(&db, file);
-        lap(4);
-        for function in &functions {
-            function_names(&db, *function);
+        for (query, count) in counts {
+            println!("{query:>40}: {count}");
         }
-        lap(5);
-        top_level_statement_names(&db, file);
-        lap(6);
-        for function in &functions {
-            weft_compiler::hir::function_hir(&db, *function);
-        }
-        weft_compiler::hir::top_level_hir(&db, file);
-        lap(7);
-        weft_compiler::infer::binding_groups(&db, file);
-        lap(8);
-        for function in &functions {
-            weft_compiler::infer::function_types(&db, *function);
-        }
-        weft_compiler::infer::top_level_types(&db, file);
-        lap(9);
-        file_diagnostics(&db, file);
-        lap(10);
+        return;
     }
-    let names = [
-        "parse",
-        "validate",
-        "item tree",
-        "signatures + bodies",
-        "top-level names",
-        "function names",
-        "top-level statements",
-        "HIR",
-        "binding groups",
-        "types",
-        "collect diagnostics",
-    ];
-    for (name, total) in names.iter().zip(totals) {
+    for _ in 0..rounds {
+        let mut db = Database::default();
+        let file = SourceFile::new(&db, path.clone(), text.clone());
+        if let Some(edited) = &edited {
+            run_phases(&db, file, &mut [0.0; PHASES.len()]);
+            file.set_text(&mut db).to(edited.clone());
+        }
+        run_phases(&db, file, &mut totals);
+    }
+    for (name, total) in PHASES.iter().zip(totals) {
         println!("{name:>22}: {:.2} ms", total / rounds as f64);
     }
+}
+
+/// `text` with `pad = 1` inserted before the top-level statement nearest its middle line.
+fn with_inserted_line(text: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    let statement = |l: &&str| !l.is_empty() && !l.starts_with([' ', '#', ')', ']']) && !l.starts_with("def");
+    let at = (lines.len() / 2..lines.len()).find(|&i| statement(&lines[i])).unwrap_or(lines.len());
+    lines.insert(at, "pad = 1");
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+fn run_phases(db: &Database, file: SourceFile, totals: &mut [f64; PHASES.len()]) {
+    let mut last = Instant::now();
+    let mut lap = |slot: usize| {
+        totals[slot] += last.elapsed().as_secs_f64() * 1e3;
+        last = Instant::now();
+    };
+    parsed_file(db, file);
+    lap(0);
+    syntax_diagnostics(db, file);
+    lap(1);
+    let functions = file_functions(db, file).clone();
+    lap(2);
+    for function in &functions {
+        function_signature(db, *function);
+        function_body(db, *function);
+    }
+    lap(3);
+    top_level_names(db, file);
+    lap(4);
+    for function in &functions {
+        function_names(db, *function);
+    }
+    lap(5);
+    top_level_statement_names(db, file);
+    lap(6);
+    for function in &functions {
+        weft_compiler::hir::function_hir(db, *function);
+    }
+    weft_compiler::hir::top_level_hir(db, file);
+    lap(7);
+    weft_compiler::infer::binding_groups(db, file);
+    lap(8);
+    for function in &functions {
+        weft_compiler::infer::function_types(db, *function);
+    }
+    weft_compiler::infer::top_level_types(db, file);
+    lap(9);
+    weft_compiler::shapes::file_shape_diagnostics(db, file);
+    lap(10);
+    file_diagnostics(db, file);
+    lap(11);
 }

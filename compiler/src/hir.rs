@@ -14,7 +14,7 @@ use rowan::TextRange;
 use crate::db::{Db, SourceFile};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::items::Function;
-use crate::names::top_level_names;
+use crate::names::{function_globals, top_level_names};
 use crate::parsed::parsed_file;
 use crate::prelude::is_prelude_name;
 use crate::syntax::ast::{self, AstNode, is_expression};
@@ -318,9 +318,8 @@ pub enum Stmt {
 /// The HIR of one top-level function.
 #[salsa::tracked(returns(ref))]
 pub fn function_hir<'db>(db: &'db dyn Db, function: Function<'db>) -> Body {
-    let file = function.file(db);
     let def = function.syntax_node(db);
-    let mut lowerer = Lowerer::new(db, file);
+    let mut lowerer = Lowerer::new(function_globals(db, function));
     lowerer.body.name = function.name(db).clone();
     lowerer.lower_function_def(&def);
     lowerer.body
@@ -330,7 +329,7 @@ pub fn function_hir<'db>(db: &'db dyn Db, function: Function<'db>) -> Body {
 #[salsa::tracked(returns(ref))]
 pub fn top_level_hir(db: &dyn Db, file: SourceFile) -> Body {
     let root = parsed_file(db, file).syntax();
-    let mut lowerer = Lowerer::new(db, file);
+    let mut lowerer = Lowerer::new(top_level_names(db, file));
     lowerer.body.name = "<top level>".to_string();
     lowerer.body.name_range = root.text_range();
     let statements: Vec<SyntaxNode> = root.children().filter(|n| n.kind() != FUNCTION_DEF).collect();
@@ -343,13 +342,14 @@ struct Lowerer<'a> {
     body: Body,
     /// The innermost scope last; each maps a name to its local.
     scopes: Vec<(ScopeId, HashMap<String, LocalId>)>,
-    /// Every top-level name, functions included.
+    /// The top-level names (functions included) the body may read: all of them, or for a
+    /// function those its text mentions.
     top_level: &'a std::collections::BTreeSet<String>,
 }
 
 impl<'a> Lowerer<'a> {
-    fn new(db: &'a dyn Db, file: SourceFile) -> Self {
-        Lowerer { body: Body::default(), scopes: Vec::new(), top_level: top_level_names(db, file) }
+    fn new(top_level: &'a std::collections::BTreeSet<String>) -> Self {
+        Lowerer { body: Body::default(), scopes: Vec::new(), top_level }
     }
 
     fn alloc_expr(&mut self, expr: Expr, range: TextRange) -> ExprId {

@@ -600,6 +600,35 @@ impl<'a> GroupInferrer<'a> {
         }
     }
 
+    /// Calls `f` on each unbound variable of the type, following bindings as `zonk` does but
+    /// building nothing: the defaulting after every top-level statement walks every pending
+    /// type, so this must not allocate.
+    fn each_free_var<F: FnMut(TyVar)>(&self, ty: &Type, depth: usize, f: &mut F) {
+        if depth > MAX_TYPE_DEPTH {
+            self.too_deep.set(true);
+            return;
+        }
+        match ty {
+            Type::Var(v) => match self.bindings.get(*v as usize) {
+                Some(Some(bound)) => self.each_free_var(bound, depth, f),
+                _ => f(*v),
+            },
+            Type::Scalar(_) => {}
+            Type::Tuple(items) => items.iter().for_each(|t| self.each_free_var(t, depth + 1, f)),
+            Type::Seq(elem) => self.each_free_var(elem, depth + 1, f),
+            Type::Func(params, ret) => {
+                params.iter().for_each(|t| self.each_free_var(t, depth + 1, f));
+                self.each_free_var(ret, depth + 1, f);
+            }
+        }
+    }
+
+    fn free_vars_into(&self, ty: &Type, out: &mut HashSet<TyVar>) {
+        self.each_free_var(ty, 0, &mut |v| {
+            out.insert(v);
+        });
+    }
+
     fn var_of(&self, ty: &Type) -> TyVar {
         match self.shallow(ty) {
             Type::Var(v) => v,
@@ -608,9 +637,9 @@ impl<'a> GroupInferrer<'a> {
     }
 
     fn occurs(&self, v: TyVar, ty: &Type) -> bool {
-        let mut vars = Vec::new();
-        self.zonk(ty).vars(&mut vars);
-        vars.contains(&v)
+        let mut found = false;
+        self.each_free_var(ty, 0, &mut |w| found |= w == v);
+        found
     }
 
     fn unify(&mut self, a: &Type, b: &Type) -> Result<(), UnifyError> {
@@ -691,26 +720,41 @@ impl<'a> GroupInferrer<'a> {
     /// Defaults after a top-level statement. Main's locals not bound yet keep their variables
     /// (a later statement binds them); everything before the watermark is bound or generic.
     fn default_all(&mut self, assigned: &[bool], newly_assigned: &[usize]) {
-        let mut keep = self.generic.clone();
-        let unassigned = self.main_local_types.iter().zip(assigned).filter(|(_, a)| !**a).map(|(t, _)| t);
-        let mut vars = Vec::new();
-        for ty in unassigned.chain(&self.late_defaults) {
-            self.zonk(ty).vars(&mut vars);
-        }
-        keep.extend(vars);
         // The variables this statement's names now stand for (some older than the watermark).
         let mut bound_now = Vec::new();
         for &local in newly_assigned {
-            self.zonk(&self.main_local_types[local]).vars(&mut bound_now);
+            self.each_free_var(&self.main_local_types[local], 0, &mut |v| {
+                if !bound_now.contains(&v) {
+                    bound_now.push(v);
+                }
+            });
+        }
+        // Only these can be defaulted below, so only these need to be known as kept. This runs
+        // after every statement over every pending type (hundreds in a large file), so the
+        // scan must stay cheap.
+        let float_operands: Vec<TyVar> = self.float_of.iter().map(|&(x, _)| self.find_var(x)).collect();
+        let may_default = |v: TyVar| {
+            v as usize >= self.defaulted_up_to || bound_now.contains(&v) || float_operands.contains(&v)
+        };
+        let mut keep = HashSet::default();
+        let unassigned = self.main_local_types.iter().zip(assigned).filter(|(_, a)| !**a).map(|(t, _)| t);
+        for ty in unassigned.chain(&self.late_defaults) {
+            self.each_free_var(ty, 0, &mut |v| {
+                if may_default(v) {
+                    keep.insert(v);
+                }
+            });
         }
         // Functions inferred with the top level take their other types from later calls.
-        let mut function_vars = Vec::new();
         for ty in self.group_types.values() {
-            self.zonk(ty).vars(&mut function_vars);
+            self.each_free_var(ty, 0, &mut |v| {
+                if may_default(v) && !bound_now.contains(&v) {
+                    keep.insert(v);
+                }
+            });
         }
-        keep.extend(function_vars.into_iter().filter(|v| !bound_now.contains(v)));
         for v in bound_now {
-            if !keep.contains(&v) && self.bindings[v as usize].is_none() {
+            if !keep.contains(&v) && !self.generic.contains(&v) && self.bindings[v as usize].is_none() {
                 let default = Type::Scalar(self.classes[v as usize].default_type());
                 let _ = self.unify(&Type::Var(v), &default);
             }
@@ -719,19 +763,19 @@ impl<'a> GroupInferrer<'a> {
         self.defaulted_up_to = self.bindings.len();
     }
 
-    /// Gives every unbound variable outside `keep` its class's default type.
+    /// Gives every unbound variable outside `keep` (and not generic) its class's default type.
     fn default_except(&mut self, keep: &HashSet<TyVar>) {
         // Operands of `/` first, so their results follow.
         for (x, _) in self.float_of.clone() {
             let x = self.find_var(x);
-            if !keep.contains(&x) && self.bindings[x as usize].is_none() {
+            if !keep.contains(&x) && !self.generic.contains(&x) && self.bindings[x as usize].is_none() {
                 let default = Type::Scalar(self.classes[x as usize].default_type());
                 let _ = self.unify(&Type::Var(x), &default);
             }
         }
         self.resolve_float_of(false);
         for v in self.defaulted_up_to as TyVar..self.bindings.len() as TyVar {
-            if self.bindings[v as usize].is_none() && !keep.contains(&v) {
+            if self.bindings[v as usize].is_none() && !keep.contains(&v) && !self.generic.contains(&v) {
                 let default = Type::Scalar(self.classes[v as usize].default_type());
                 self.bindings[v as usize] = Some(default);
             }
@@ -768,17 +812,17 @@ impl<'a> GroupInferrer<'a> {
         if candidates.is_empty() {
             return Scheme::mono(ty);
         }
-        let mut outside = Vec::new();
+        let mut outside = HashSet::default();
         for (id, local) in state.body.locals.iter().enumerate() {
             if id as LocalId != binding && !state.body.scope_within(local.scope, scope) {
-                self.zonk(&state.local_types[id]).vars(&mut outside);
+                self.free_vars_into(&state.local_types[id], &mut outside);
             }
         }
         for (ret, _) in &state.returns {
-            self.zonk(ret).vars(&mut outside);
+            self.free_vars_into(ret, &mut outside);
         }
         for ty in self.group_types.values() {
-            self.zonk(ty).vars(&mut outside);
+            self.free_vars_into(ty, &mut outside);
         }
         let mut vars: Vec<TyVar> = candidates.into_iter().filter(|v| !outside.contains(v)).collect();
         let float_of = self.float_of_over(&mut vars);

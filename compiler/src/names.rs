@@ -70,16 +70,50 @@ pub fn top_level_names(db: &dyn Db, file: SourceFile) -> BTreeSet<String> {
     collect_bindings(&root).into_iter().map(|site| site.name).collect()
 }
 
+/// The top-level names a function's text mentions: all its name resolution and its HIR need to
+/// know of the top level. A top-level name added or removed elsewhere leaves this unchanged, so
+/// an edit at the top level does not re-resolve or re-lower every function.
+#[salsa::tracked(returns(ref))]
+pub fn function_globals<'db>(db: &'db dyn Db, function: Function<'db>) -> BTreeSet<String> {
+    let top_level = top_level_names(db, function.file(db));
+    // Over the green tree: this runs for every function on every top-level edit, and needs no
+    // positions.
+    let ident = rowan::SyntaxKind::from(IDENT);
+    let mut mentioned = BTreeSet::new();
+    let mut pending: Vec<&rowan::GreenNodeData> = vec![function.syntax(db)];
+    while let Some(node) = pending.pop() {
+        for child in node.children() {
+            match child {
+                rowan::NodeOrToken::Node(node) => pending.push(node),
+                rowan::NodeOrToken::Token(token) if token.kind() == ident => {
+                    let name = token.text();
+                    if name.is_ascii() {
+                        if top_level.contains(name) && !mentioned.contains(name) {
+                            mentioned.insert(name.to_string());
+                        }
+                    } else if top_level.contains(&identifier_key(name)) {
+                        mentioned.insert(identifier_key(name));
+                    }
+                }
+                rowan::NodeOrToken::Token(_) => {}
+            }
+        }
+    }
+    mentioned
+}
+
 /// Resolves the names of one top-level function: its body and the bodies nested in it.
 #[salsa::tracked(returns(ref))]
 pub fn function_names<'db>(db: &'db dyn Db, function: Function<'db>) -> NameResolution {
     let signature = function_signature(db, function);
     let body = function_body(db, function);
-    let top_level = top_level_names(db, function.file(db));
+    let top_level = function_globals(db, function);
     let visible = |name: &str, _at: TextSize| {
         if top_level.contains(name) { TopLevelLookup::Visible } else { TopLevelLookup::Absent }
     };
-    let top_level_list = || top_level.iter().map(String::as_str).collect();
+    // Read only for an unknown name's help, so only then does the function depend on them all.
+    let file = function.file(db);
+    let top_level_list = || top_level_names(db, file).iter().map(String::as_str).collect();
     let mut resolver = Resolver::new(&visible, &top_level_list, body.offset);
     let Some(block) = body.block_node() else { return resolver.finish() };
     resolver.scopes.push(Scope::default());

@@ -82,6 +82,35 @@ fn editing_top_level_statements_reruns_no_function_query() {
 }
 
 #[test]
+fn a_new_top_level_name_no_function_mentions_reresolves_no_function() {
+    let (mut db, log) = Database::with_execution_log();
+    let file = SourceFile::new(&db, "generated.weft".to_string(), generated_file(false));
+    file_diagnostics(&db, file);
+    log.take();
+
+    let edited = generated_file(false).replace("print(f0(", "pad = 1\nprint(pad, f0(");
+    file.set_text(&mut db).to(edited);
+    let diagnostics = file_diagnostics(&db, file).clone();
+    let run = log.take();
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    assert_eq!(count(&run, "top_level_names"), 1, "the set of top-level names changed");
+    for query in ["function_names", "function_hir", "function_types"] {
+        assert_eq!(count(&run, query), 0, "{query} re-ran for a name no function mentions: {run:?}");
+    }
+}
+
+#[test]
+fn a_top_level_name_bound_later_is_seen_by_the_function_that_reads_it() {
+    let (mut db, _log) = Database::with_execution_log();
+    let text = "def f(x):\n    return x * scale\n\nprint(f(2))\n";
+    let file = SourceFile::new(&db, "scale.weft".to_string(), text.to_string());
+    let codes: Vec<&str> = file_diagnostics(&db, file).iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["E0200"], "`scale` is unknown");
+    file.set_text(&mut db).to(format!("scale = 3\n{text}"));
+    assert!(file_diagnostics(&db, file).is_empty(), "{:?}", file_diagnostics(&db, file));
+}
+
+#[test]
 fn renaming_a_function_is_seen_by_its_callers() {
     let (mut db, _log) = Database::with_execution_log();
     let text = "def g(x):\n    return x\n\ndef f(y):\n    return g(y)\n";

@@ -43,10 +43,7 @@ impl LineMap {
         let Some(&start) = self.starts.get(position.line as usize) else {
             return TextSize::of(&*self.text);
         };
-        let line_end = self.starts.get(position.line as usize + 1).map_or(self.text.len(), |&next| {
-            let next = next as usize;
-            if self.text[..next].ends_with("\r\n") { next - 2 } else { next - 1 }
-        });
+        let line_end = self.line_end(position.line as usize);
         let line = &self.text[start as usize..line_end];
         let mut units = 0;
         for (i, c) in line.char_indices() {
@@ -57,6 +54,31 @@ impl LineMap {
             }
         }
         TextSize::from(line_end as u32)
+    }
+
+    /// The byte offset where `line` ends, before its terminator.
+    fn line_end(&self, line: usize) -> usize {
+        self.starts.get(line + 1).map_or(self.text.len(), |&next| {
+            let next = next as usize;
+            if self.text[..next].ends_with("\r\n") { next - 2 } else { next - 1 }
+        })
+    }
+
+    /// `range` cut at line ends, each piece within one line (terminators left out).
+    pub fn line_pieces(&self, range: TextRange) -> Vec<lsp::Range> {
+        let (start, end) = (self.position(range.start()), self.position(range.end()));
+        (start.line..=end.line)
+            .map(|line| {
+                let from = if line == start.line { start } else { lsp::Position { line, character: 0 } };
+                let to = if line == end.line {
+                    end
+                } else {
+                    self.position(TextSize::from(self.line_end(line as usize) as u32))
+                };
+                lsp::Range { start: from, end: to }
+            })
+            .filter(|piece| piece.end.character > piece.start.character)
+            .collect()
     }
 
     pub fn range(&self, range: TextRange) -> lsp::Range {
@@ -149,21 +171,20 @@ pub fn semantic_tokens(
             Operator => (7, false),
         };
         let modifiers = u32::from(token.declaration) | (u32::from(builtin) << 1);
-        let start = map.position(token.range.start());
-        let end = map.position(token.range.end());
-        if end.line != start.line {
-            continue;
+        // Clients without multiline-token support (most) need one token per line.
+        for piece in map.line_pieces(token.range) {
+            let (start, end) = (piece.start, piece.end);
+            let delta_line = start.line - last_line;
+            let delta_start = if delta_line == 0 { start.character - last_start } else { start.character };
+            out.push(lsp::SemanticToken {
+                delta_line,
+                delta_start,
+                length: end.character - start.character,
+                token_type: kind,
+                token_modifiers_bitset: modifiers,
+            });
+            (last_line, last_start) = (start.line, start.character);
         }
-        let delta_line = start.line - last_line;
-        let delta_start = if delta_line == 0 { start.character - last_start } else { start.character };
-        out.push(lsp::SemanticToken {
-            delta_line,
-            delta_start,
-            length: end.character - start.character,
-            token_type: kind,
-            token_modifiers_bitset: modifiers,
-        });
-        (last_line, last_start) = (start.line, start.character);
     }
     out
 }
@@ -192,6 +213,11 @@ mod tests {
         assert_eq!(mixed.position(TextSize::from(3)), lsp::Position { line: 1, character: 1 });
         assert_eq!(mixed.offset(lsp::Position { line: 1, character: 9 }), TextSize::from(4));
         assert_eq!(mixed.offset(lsp::Position { line: 2, character: 0 }), TextSize::from(6));
+        // A token across lines is cut at each line's end, its terminator left out.
+        let pieces = LineMap::new("s = '''ab\r\ncd\n'''\n").line_pieces(TextRange::new(4.into(), 17.into()));
+        let spans: Vec<_> =
+            pieces.iter().map(|p| (p.start.line, p.start.character, p.end.character)).collect();
+        assert_eq!(spans, [(0, 4, 9), (1, 0, 2), (2, 0, 3)]);
         // Inside a surrogate pair, the offset is the character's start.
         assert_eq!(
             map.offset(lsp::Position { line: 0, character: 7 }),

@@ -85,6 +85,9 @@ struct State {
 pub struct Backend {
     client: Client,
     state: Arc<Mutex<State>>,
+    /// Set by `WEFT_LSP_TEST_PANIC_ON_HOVER`: every hover panics inside its query, so that the
+    /// end-to-end tests can check a failing request leaves the server working.
+    panic_on_hover: bool,
 }
 
 /// What a query gets: a snapshot of the database, the document and its line map.
@@ -129,7 +132,8 @@ pub struct WgslParams {
 
 impl Backend {
     fn new(client: Client) -> Backend {
-        Backend { client, state: Arc::default() }
+        let panic_on_hover = std::env::var_os("WEFT_LSP_TEST_PANIC_ON_HOVER").is_some();
+        Backend { client, state: Arc::default(), panic_on_hover }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -386,6 +390,10 @@ impl LanguageServer for Backend {
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         self.apply_settings(params.settings);
+        // Hints already shown were computed with the old settings.
+        if self.lock().refresh_inlay_hints {
+            let _ = self.client.inlay_hint_refresh().await;
+        }
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
@@ -418,8 +426,10 @@ impl LanguageServer for Backend {
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let at = params.text_document_position_params;
         let position = at.position;
+        let panic_on_hover = self.panic_on_hover;
         let hover = self
             .query(&at.text_document.uri, move |s| {
+                assert!(!panic_on_hover, "a hover failed on purpose (WEFT_LSP_TEST_PANIC_ON_HOVER)");
                 let offset = s.map.offset(position);
                 ide::hover(&s.db, s.file, offset, s.plan.as_deref()).map(|h| Hover {
                     contents: HoverContents::Markup(MarkupContent {

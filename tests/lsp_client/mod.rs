@@ -23,8 +23,14 @@ pub struct Client {
 
 impl Client {
     pub fn start() -> Client {
+        Client::start_with_env(&[])
+    }
+
+    /// Starts the server with these environment variables set.
+    pub fn start_with_env(vars: &[(&str, &str)]) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_weft"))
             .arg("lsp")
+            .envs(vars.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

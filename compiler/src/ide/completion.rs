@@ -1,6 +1,6 @@
 //! Completion (locals, top-level names, the prelude, keywords) and signature help.
 
-use rowan::TextSize;
+use rowan::{TextRange, TextSize};
 
 use super::Owner;
 use crate::db::{Db, SourceFile};
@@ -9,6 +9,7 @@ use crate::items::{file_functions, function_signature};
 use crate::parsed::parsed_file;
 use crate::prelude::{PRELUDE_DOCS, prelude_doc};
 use crate::syntax::SyntaxKind::*;
+use crate::syntax::SyntaxNode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompletionKind {
@@ -58,9 +59,12 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: TextSize) -> Vec<Compl
     let base = owner.base(db);
     let body = owner.hir(db, file);
     let types = owner.types(db, file);
+    let root = parsed_file(db, file).syntax();
     for (id, local) in body.locals.iter().enumerate() {
-        // A local is offered from its first binding on (parameters always).
-        if local.range.start() + base > offset && owner != Owner::TopLevel {
+        // A local is offered from its first binding on (parameters always), and only inside the
+        // lambda, comprehension or nested `def` that binds it.
+        let binding = local.range + base;
+        if (binding.start() > offset && owner != Owner::TopLevel) || !visible_at(&root, binding, offset) {
             continue;
         }
         let kind = if owner == Owner::TopLevel { CompletionKind::Variable } else { CompletionKind::Local };
@@ -99,6 +103,21 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: TextSize) -> Vec<Compl
         });
     }
     out
+}
+
+/// Whether a name bound at `binding` can be read at `offset`: not outside the innermost lambda,
+/// comprehension or nested `def` around the binding (a nested `def`'s own name belongs to the
+/// scope around it).
+fn visible_at(root: &SyntaxNode, binding: TextRange, offset: TextSize) -> bool {
+    let Some(token) = root.token_at_offset(binding.start()).right_biased() else { return true };
+    let is_def_name = |node: &SyntaxNode| {
+        node.kind() == FUNCTION_DEF && node.children().any(|c| c.kind() == NAME && c.text_range() == binding)
+    };
+    let scope = token.parent_ancestors().find(|n| {
+        matches!(n.kind(), LAMBDA_EXPR | LIST_COMP | GENERATOR_EXP | SET_COMP | DICT_COMP | FUNCTION_DEF)
+            && !is_def_name(n)
+    });
+    scope.is_none_or(|scope| scope.text_range().contains_inclusive(offset))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

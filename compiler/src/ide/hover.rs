@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use rowan::{TextRange, TextSize};
 
+use super::navigation::top_level_definition;
 use super::{NameAt, Owner, Referent, expr_at, local_at, name_at};
 use crate::db::{Db, SourceFile};
 use crate::fuse::plan::{FusionPlan, PlanKernel, PlanOp};
@@ -50,36 +51,32 @@ fn describe_name(db: &dyn Db, file: SourceFile, name: &NameAt<'_>) -> Option<Str
                 Some(code(&format!("def {n}: {}", function_scheme(db, f))))
             }
             None => {
-                binding_text(db, file, Owner::TopLevel, name.range, n).map(|t| code(&format!("{n}: {t}")))
+                // A read shows what the name's first assignment bound.
+                let definition = || top_level_definition(db, file, n);
+                let text = binding_text(db, file, Owner::TopLevel, name.range)
+                    .or_else(|| binding_text(db, file, Owner::TopLevel, definition()?))?;
+                Some(code(&format!("{n}: {text}")))
             }
         },
         Referent::Local { name: n, first } => {
-            let text = binding_text(db, file, name.owner, name.range, n)
-                .or_else(|| binding_text(db, file, name.owner, *first, n))?;
+            let text = binding_text(db, file, name.owner, name.range)
+                .or_else(|| binding_text(db, file, name.owner, *first))?;
             Some(code(&format!("{n}: {text}")))
         }
     }
 }
 
-/// The type and shape of the binding of `name` at `range`, or else of its local's type.
-fn binding_text(
-    db: &dyn Db,
-    file: SourceFile,
-    owner: Owner<'_>,
-    range: TextRange,
-    name: &str,
-) -> Option<String> {
+/// The type and shape of the binding at `range`, or else of the local bound there. Never another
+/// binding of the same name, which may be in another scope.
+fn binding_text(db: &dyn Db, file: SourceFile, owner: Owner<'_>, range: TextRange) -> Option<String> {
     let base = owner.base(db);
     let shapes = owner.shapes(db, file);
-    let exact = shapes.bindings.iter().find(|b| b.range + base == range);
-    let any = || shapes.bindings.iter().find(|b| b.name == name);
-    if let Some(binding) = exact.or_else(any) {
+    if let Some(binding) = shapes.bindings.iter().find(|b| b.range + base == range) {
         return Some(shapes.render(&binding.ty, &binding.shape));
     }
     let body = owner.hir(db, file);
     let types = owner.types(db, file);
-    let local = local_at(body, base, range)
-        .or_else(|| body.locals.iter().position(|l| l.name == name).map(|i| i as u32))?;
+    let local = local_at(body, base, range)?;
     if let Some(scheme) = types.scheme_of(local) {
         return Some(scheme.to_string());
     }

@@ -24,7 +24,7 @@ pub fn definition(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option<Tex
     }
 }
 
-fn top_level_definition(db: &dyn Db, file: SourceFile, name: &str) -> Option<TextRange> {
+pub(super) fn top_level_definition(db: &dyn Db, file: SourceFile, name: &str) -> Option<TextRange> {
     let function = file_functions(db, file).iter().find(|f| f.name(db) == name);
     if let Some(f) = function {
         return Some(function_signature(db, *f).name_range + f.offset(db));
@@ -51,13 +51,14 @@ pub fn references(db: &dyn Db, file: SourceFile, offset: TextSize) -> Vec<TextRa
 /// `references`, each marked as a binding (write) or a read.
 pub fn highlights(db: &dyn Db, file: SourceFile, offset: TextSize) -> Vec<(TextRange, bool)> {
     let Some(target) = name_at(db, file, offset) else { return Vec::new() };
+    let definition = match &target.referent {
+        Referent::TopLevel(name) => top_level_definition(db, file, name),
+        _ => None,
+    };
     all_names(db, file)
         .into_iter()
         .filter(|n| n.referent == target.referent)
-        .map(|n| {
-            let write = is_binding(db, file, &n) || top_level_definition(db, file, n.name()) == Some(n.range);
-            (n.range, write)
-        })
+        .map(|n| (n.range, is_binding(db, file, &n) || definition == Some(n.range)))
         .collect()
 }
 

@@ -46,6 +46,18 @@ fn hover_gives_types_shapes_docs_and_the_kernel() {
     let a =
         hover(&db, f, at("a = ", 0, 0), fusion_plan(&db, f).as_ref()).expect("hover on a top-level binding");
     assert!(a.markdown.contains("a: [f32; 100]"), "{a:?}");
+    let read = hover(&db, f, at("dot(a", 0, 4), None).expect("hover on a top-level read");
+    assert!(read.markdown.contains("a: [f32; 100]"), "{read:?}");
+}
+
+#[test]
+fn hover_on_a_name_shows_its_own_scope_binding() {
+    let db = Database::default();
+    let text = "ns = [len(s) for s in [[1, 2], [3]]]\nzs = [s * 2.0 for s in [1.0, 2.0]]\nprint(ns, zs)\n";
+    let f = file(&db, text);
+    let read = TextSize::from(text.find("s * 2.0").expect("the read") as u32);
+    let hover = hover(&db, f, read, None).expect("hover on a comprehension variable");
+    assert!(hover.markdown.contains("s: f32"), "the second comprehension's `s`: {hover:?}");
 }
 
 #[test]
@@ -108,6 +120,13 @@ fn completion_and_signature_help() {
     let locals = completions(&db, f, TextSize::from(text.find("return").unwrap() as u32 + 7));
     assert!(locals.iter().any(|c| c.label == "vs" && c.kind == CompletionKind::Local), "{locals:?}");
     assert!(locals.iter().any(|c| c.label == "f" && c.kind == CompletionKind::Function), "{locals:?}");
+    let scoped = "def g(xs):\n    ys = [item * 2 for item in xs]\n    return sum(ys)\n";
+    let g = file(&db, scoped);
+    let inside = completions(&db, g, TextSize::from(scoped.find("item *").unwrap() as u32 + 1));
+    assert!(inside.iter().any(|c| c.label == "item"), "inside its comprehension: {inside:?}");
+    let after = completions(&db, g, TextSize::from(scoped.find("sum").unwrap() as u32));
+    assert!(after.iter().all(|c| c.label != "item"), "not after its comprehension: {after:?}");
+    assert!(after.iter().any(|c| c.label == "ys"), "{after:?}");
     let help = signature_help(&db, f, TextSize::from(text.find("3, ").unwrap() as u32 + 3)).expect("help");
     assert_eq!(help.active_param, 1);
     assert_eq!(help.label, "range(n: i32) -> [i32]");
