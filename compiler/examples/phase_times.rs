@@ -35,7 +35,8 @@ fn main() {
     let edit = std::env::args().any(|a| a == "--edit");
     let text = std::fs::read_to_string(&path).expect("a readable UTF-8 file");
     let edited = edit.then(|| with_inserted_line(&text));
-    let rounds = 20;
+    let rounds = if std::env::args().any(|a| a == "--plan") { 3 } else { 20 };
+    let mut set_text_ms = 0.0;
     let mut totals = [0.0f64; PHASES.len()];
     if std::env::args().any(|a| a == "--log") {
         let (mut db, log) = Database::with_execution_log();
@@ -53,15 +54,41 @@ fn main() {
         }
         return;
     }
+    if std::env::args().any(|a| a == "--toggle") {
+        // Edits only, for a profiler: one database, the line inserted and removed in turn.
+        let mut db = Database::default();
+        let file = SourceFile::new(&db, path.clone(), text.clone());
+        run_phases(&db, file, &mut totals);
+        let edited = with_inserted_line(&text);
+        for round in 0..200 {
+            file.set_text(&mut db).to(if round % 2 == 0 { edited.clone() } else { text.clone() });
+            run_phases(&db, file, &mut totals);
+        }
+        return;
+    }
     for _ in 0..rounds {
         let mut db = Database::default();
         let file = SourceFile::new(&db, path.clone(), text.clone());
         if let Some(edited) = &edited {
             run_phases(&db, file, &mut [0.0; PHASES.len()]);
+            if std::env::args().any(|a| a == "--plan") {
+                weft_compiler::ide::fusion_plan(&db, file);
+            }
+            let started = Instant::now();
             file.set_text(&mut db).to(edited.clone());
+            set_text_ms += started.elapsed().as_secs_f64() * 1e3;
         }
         run_phases(&db, file, &mut totals);
+        if std::env::args().any(|a| a == "--plan") {
+            // The plan of this revision replaces the last one's; salsa frees the old memos when
+            // the next revision starts.
+            weft_compiler::ide::fusion_plan(&db, file);
+            let started = Instant::now();
+            file.set_text(&mut db).to(text.clone());
+            println!("set text after a re-planned revision: {:.2} ms", started.elapsed().as_secs_f64() * 1e3);
+        }
     }
+    println!("{:>22}: {:.2} ms", "set the new text", set_text_ms / rounds as f64);
     for (name, total) in PHASES.iter().zip(totals) {
         println!("{name:>22}: {:.2} ms", total / rounds as f64);
     }

@@ -440,24 +440,35 @@ impl<'a> GroupInferrer<'a> {
             // Which of main's locals a statement so far has bound: the others keep their types
             // open for the statement that will bind them.
             let mut assigned = vec![false; state.body.locals.len()];
-            // Comprehension and lambda variables, by the statement they appear in.
-            let nested: Vec<(usize, TextRange)> = (state.body.locals.iter().enumerate())
+            // Comprehension and lambda variables, by where they are bound: statements come in
+            // source order, so one pass over this list finds each statement's.
+            let mut nested: Vec<(usize, TextRange)> = (state.body.locals.iter().enumerate())
                 .filter(|(_, l)| l.scope != 0)
                 .map(|(i, l)| (i, l.range))
                 .collect();
+            nested.sort_by_key(|(_, range)| range.start());
+            let mut next_nested = 0;
+            // Everything here is per statement, and a large file's top level has hundreds: no
+            // step may walk all of main's locals or copy its tables.
             for stmt in root {
                 self.infer_stmt(&mut state, stmt);
-                self.main_local_types = state.local_types.clone();
-                self.main_local_schemes = state.local_schemes.clone();
-                let before = assigned.clone();
-                mark_assigned(state.body, stmt, &mut assigned);
+                // Locals' types are variables fixed at the start; only new schemes are added.
+                let known = self.main_local_schemes.len();
+                self.main_local_schemes.extend(state.local_schemes[known..].iter().cloned());
+                let mut newly = Vec::new();
+                mark_assigned(state.body, stmt, &mut assigned, &mut newly);
                 let stmt_range = state.body.stmt_ranges[stmt as usize];
-                for &(local, range) in &nested {
-                    if stmt_range.contains_range(range) {
-                        assigned[local] = true;
+                while let Some(&(local, range)) = nested.get(next_nested) {
+                    if range.start() >= stmt_range.end() {
+                        break;
                     }
+                    if stmt_range.contains_range(range) && !assigned[local] {
+                        assigned[local] = true;
+                        newly.push(local);
+                    }
+                    next_nested += 1;
                 }
-                let newly: Vec<usize> = (0..assigned.len()).filter(|&l| assigned[l] && !before[l]).collect();
+                newly.sort_unstable();
                 self.default_all(&assigned, &newly);
             }
             flow::check_top_level(state.body, &mut state.diagnostics);
@@ -1830,23 +1841,30 @@ fn annotation_vars(body: &Body, types: &HashMap<String, Type>) -> Vec<Annotation
 }
 
 /// Marks the locals a statement binds (in any branch or loop body).
-fn mark_assigned(body: &Body, stmt: hir::StmtId, assigned: &mut [bool]) {
+/// Marks the locals `stmt` binds as assigned, and adds those not assigned before to `newly`.
+fn mark_assigned(body: &Body, stmt: hir::StmtId, assigned: &mut [bool], newly: &mut Vec<usize>) {
     let mut locals = Vec::new();
+    let nested = |block: &[hir::StmtId], assigned: &mut [bool], newly: &mut Vec<usize>| {
+        block.iter().for_each(|&s| mark_assigned(body, s, assigned, newly))
+    };
     match body.stmt(stmt) {
         Stmt::Assign { targets, .. } => locals = Pattern::locals_of(targets),
         Stmt::For { pattern, body: block, .. } => {
             pattern.locals(&mut locals);
-            block.iter().for_each(|&s| mark_assigned(body, s, assigned));
+            nested(block, assigned, newly);
         }
-        Stmt::While { body: block, .. } => block.iter().for_each(|&s| mark_assigned(body, s, assigned)),
+        Stmt::While { body: block, .. } => nested(block, assigned, newly),
         Stmt::If { then, otherwise, .. } => {
-            then.iter().chain(otherwise).for_each(|&s| mark_assigned(body, s, assigned))
+            nested(then, assigned, newly);
+            nested(otherwise, assigned, newly);
         }
         Stmt::Def { local, .. } => locals.push(*local),
         Stmt::Return(_) | Stmt::Assert { .. } | Stmt::Expr(_) | Stmt::Print(_) => {}
     }
     for local in locals {
-        assigned[local as usize] = true;
+        if !std::mem::replace(&mut assigned[local as usize], true) {
+            newly.push(local as usize);
+        }
     }
 }
 

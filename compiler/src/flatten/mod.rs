@@ -135,7 +135,18 @@ pub fn flatten(program: &core::Program) -> Result<ir::Program, Diagnostic> {
 
 /// `flatten` with the schedule `options` ask for.
 pub fn flatten_with(program: &core::Program, options: Options) -> Result<ir::Program, Diagnostic> {
+    flatten_interruptibly(program, options, &|| {})
+}
+
+/// `flatten_with`, calling `interrupt` before each expression: an editor passes salsa's
+/// cancellation check, so that a newer edit never waits for a large program's flattening.
+pub fn flatten_interruptibly(
+    program: &core::Program,
+    options: Options,
+    interrupt: &dyn Fn(),
+) -> Result<ir::Program, Diagnostic> {
     let mut flattener = Flattener::new(program, options);
+    flattener.interrupt = interrupt;
     let main = &program.main;
     flattener.frames.push(Frame::new(main, 0));
     flattener.b.span = main.span(main.body);
@@ -288,6 +299,8 @@ struct Flattener<'c> {
     options: Options,
     /// How many lifted functions are being flattened, one inside another's flattening.
     lifted_depth: usize,
+    /// Called before each expression; it may unwind to abandon the work.
+    interrupt: &'c dyn Fn(),
 }
 
 type R<T> = Result<T, Diagnostic>;
@@ -307,6 +320,7 @@ impl<'c> Flattener<'c> {
             schedules: Vec::new(),
             options,
             lifted_depth: 0,
+            interrupt: &|| {},
         }
     }
 
@@ -516,6 +530,7 @@ impl<'c> Flattener<'c> {
     // --- expressions -------------------------------------------------------------------------
 
     fn expr(&mut self, id: ExprId, ctx: CtxId) -> R<Rep> {
+        (self.interrupt)();
         crate::ensure_stack(|| self.expr_inner(id, ctx))
     }
 

@@ -42,7 +42,8 @@ pub fn fusion_plan(db: &dyn Db, file: SourceFile) -> Option<FusionPlan> {
 }
 
 /// The program and plan `weft fusion` and `weft wgsl` show. A newer edit cancels the work
-/// between regions, so a large plan never holds up the edit.
+/// between expressions while flattening and between regions while fusing, so a large plan never
+/// holds up the edit.
 fn fused_for_gpu(
     db: &dyn Db,
     file: SourceFile,
@@ -50,8 +51,10 @@ fn fused_for_gpu(
     let options = crate::flatten::Options::default().for_gpu();
     let program = crate::driver::compile(db, file)?;
     let flat_options = crate::flatten::Options { fusion: Default::default(), ..options };
-    let flat = crate::flatten::flatten_with(program, flat_options).map_err(|d| vec![d])?;
-    Ok(crate::fuse::fuse_interruptibly(&flat, options.fusion, &|| db.unwind_if_revision_cancelled()))
+    let interrupt = || db.unwind_if_revision_cancelled();
+    let flat =
+        crate::flatten::flatten_interruptibly(program, flat_options, &interrupt).map_err(|d| vec![d])?;
+    Ok(crate::fuse::fuse_interruptibly(&flat, options.fusion, &interrupt))
 }
 
 /// One kernel of the plan as WGSL.
