@@ -228,3 +228,32 @@ fn devices_and_the_gpu_backend_with_its_profile() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("index_out_of_range.weft:8:18"));
 }
+
+#[test]
+fn fmt_rewrites_in_place_check_reports_and_syntax_errors_refuse() {
+    let dir = std::env::temp_dir().join(format!("weft-fmt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let messy = dir.join("messy.weft");
+    let messy = messy.to_str().expect("a UTF-8 path");
+    std::fs::write(messy, "def f( x ):\n  return x+1  # one more\nprint (f(1))\n").expect("written");
+
+    let check = weft(&["fmt", "--check", messy]);
+    assert_eq!(check.status.code(), Some(1), "--check fails on an unformatted file");
+    assert!(String::from_utf8_lossy(&check.stdout).contains("would be reformatted"));
+    assert!(std::fs::read_to_string(messy).expect("read").contains("f( x )"), "--check writes nothing");
+
+    let fmt = weft(&["fmt", messy]);
+    assert_eq!(fmt.status.code(), Some(0), "{}", String::from_utf8_lossy(&fmt.stderr));
+    let formatted = std::fs::read_to_string(messy).expect("read");
+    assert_eq!(formatted, "def f(x):\n    return x + 1  # one more\nprint(f(1))\n");
+    assert_eq!(weft(&["fmt", "--check", messy]).status.code(), Some(0), "formatting twice changes nothing");
+
+    let broken = dir.join("broken.weft");
+    let broken = broken.to_str().expect("a UTF-8 path");
+    std::fs::write(broken, "def f(x:\n    return x\n").expect("written");
+    let refused = weft(&["fmt", broken]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stdout).contains("E0100"), "the syntax error is reported");
+    assert_eq!(std::fs::read_to_string(broken).expect("read"), "def f(x:\n    return x\n", "left as it was");
+    let _ = std::fs::remove_dir_all(&dir);
+}
