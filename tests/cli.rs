@@ -253,7 +253,8 @@ fn fmt_rewrites_in_place_check_reports_and_syntax_errors_refuse() {
     std::fs::write(broken, "def f(x:\n    return x\n").expect("written");
     let refused = weft(&["fmt", broken]);
     assert_eq!(refused.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&refused.stdout).contains("E0100"), "the syntax error is reported");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("E0100"), "the syntax error is reported on stderr: {stderr}");
     assert_eq!(std::fs::read_to_string(broken).expect("read"), "def f(x:\n    return x\n", "left as it was");
     let _ = std::fs::remove_dir_all(&dir);
 }

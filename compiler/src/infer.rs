@@ -1840,8 +1840,8 @@ fn annotation_vars(body: &Body, types: &HashMap<String, Type>) -> Vec<Annotation
         .collect()
 }
 
-/// Marks the locals a statement binds (in any branch or loop body).
-/// Marks the locals `stmt` binds as assigned, and adds those not assigned before to `newly`.
+/// Marks the locals `stmt` binds (in any branch or loop body) as assigned, and adds those not
+/// assigned before to `newly`.
 fn mark_assigned(body: &Body, stmt: hir::StmtId, assigned: &mut [bool], newly: &mut Vec<usize>) {
     let mut locals = Vec::new();
     let nested = |block: &[hir::StmtId], assigned: &mut [bool], newly: &mut Vec<usize>| {
