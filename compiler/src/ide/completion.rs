@@ -61,10 +61,7 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: TextSize) -> Vec<Compl
     let types = owner.types(db, file);
     let root = parsed_file(db, file).syntax();
     for (id, local) in body.locals.iter().enumerate() {
-        // A local is offered from its first binding on (parameters always), and only inside the
-        // lambda, comprehension or nested `def` that binds it.
-        let binding = local.range + base;
-        if (binding.start() > offset && owner != Owner::TopLevel) || !visible_at(&root, binding, offset) {
+        if !visible_at(&root, local.range + base, offset, owner == Owner::TopLevel) {
             continue;
         }
         let kind = if owner == Owner::TopLevel { CompletionKind::Variable } else { CompletionKind::Local };
@@ -105,10 +102,12 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: TextSize) -> Vec<Compl
     out
 }
 
-/// Whether a name bound at `binding` can be read at `offset`: not outside the innermost lambda,
-/// comprehension or nested `def` around the binding (a nested `def`'s own name belongs to the
-/// scope around it).
-fn visible_at(root: &SyntaxNode, binding: TextRange, offset: TextSize) -> bool {
+/// Whether a local first bound at `binding` is offered at `offset`: only inside the innermost
+/// lambda, comprehension or `def` around the binding (a nested `def`'s own name belongs to the
+/// scope around it). A comprehension's or lambda's variables are offered anywhere inside it (the
+/// element comes before its `for`); a function's locals from their first binding on; the top
+/// level's anywhere, as functions see them.
+fn visible_at(root: &SyntaxNode, binding: TextRange, offset: TextSize, top_level: bool) -> bool {
     let Some(token) = root.token_at_offset(binding.start()).right_biased() else { return true };
     let is_def_name = |node: &SyntaxNode| {
         node.kind() == FUNCTION_DEF && node.children().any(|c| c.kind() == NAME && c.text_range() == binding)
@@ -117,7 +116,11 @@ fn visible_at(root: &SyntaxNode, binding: TextRange, offset: TextSize) -> bool {
         matches!(n.kind(), LAMBDA_EXPR | LIST_COMP | GENERATOR_EXP | SET_COMP | DICT_COMP | FUNCTION_DEF)
             && !is_def_name(n)
     });
-    scope.is_none_or(|scope| scope.text_range().contains_inclusive(offset))
+    match scope {
+        Some(scope) if scope.kind() != FUNCTION_DEF => scope.text_range().contains_inclusive(offset),
+        Some(def) => def.text_range().contains_inclusive(offset) && (top_level || binding.start() <= offset),
+        None => true,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
