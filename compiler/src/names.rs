@@ -13,6 +13,7 @@
 //! The walk is iterative (rowan's preorder) so deep expressions cannot overflow the stack.
 //! Tests: `compiler/tests/data/diagnostics/` and the unit tests below.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -86,13 +87,12 @@ pub fn function_globals<'db>(db: &'db dyn Db, function: Function<'db>) -> BTreeS
             match child {
                 rowan::NodeOrToken::Node(node) => pending.push(node),
                 rowan::NodeOrToken::Token(token) if token.kind() == ident => {
+                    // `identifier_key` allocates; most names are ASCII and are their own key.
                     let name = token.text();
-                    if name.is_ascii() {
-                        if top_level.contains(name) && !mentioned.contains(name) {
-                            mentioned.insert(name.to_string());
-                        }
-                    } else if top_level.contains(&identifier_key(name)) {
-                        mentioned.insert(identifier_key(name));
+                    let key =
+                        if name.is_ascii() { Cow::Borrowed(name) } else { Cow::Owned(identifier_key(name)) };
+                    if top_level.contains(&*key) && !mentioned.contains(&*key) {
+                        mentioned.insert(key.into_owned());
                     }
                 }
                 rowan::NodeOrToken::Token(_) => {}

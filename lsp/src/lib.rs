@@ -223,11 +223,6 @@ impl Backend {
         }
     }
 
-    /// The document's input, if it is open.
-    fn file_of(&self, uri: &Uri) -> Option<SourceFile> {
-        self.lock().documents.get(uri.as_str()).map(|d| d.file)
-    }
-
     /// Whether `version` of this very input (not one from before a close and reopen) is still
     /// the document's latest.
     fn is_current(state: &State, uri: &Uri, file: SourceFile, version: i32) -> bool {
@@ -236,16 +231,18 @@ impl Backend {
 
     /// Checks the document and publishes its diagnostics, unless a newer version came first.
     async fn publish(&self, uri: Uri, version: i32) {
-        let Some(file) = self.file_of(&uri) else { return };
-        let diagnostics = self
+        // The input the diagnostics are for comes with them, so a close and reopen in between
+        // is noticed.
+        let checked = self
             .query(&uri, |s| {
-                weft_compiler::file_diagnostics(&s.db, s.file)
+                let diagnostics = weft_compiler::file_diagnostics(&s.db, s.file)
                     .iter()
                     .map(|d| convert::diagnostic(d, &s.map, &s.uri))
-                    .collect::<Vec<_>>()
+                    .collect::<Vec<_>>();
+                (s.file, diagnostics)
             })
             .await;
-        let Ok(Some(diagnostics)) = diagnostics else { return };
+        let Ok(Some((file, diagnostics))) = checked else { return };
         let current = Self::is_current(&self.lock(), &uri, file, version);
         if current {
             self.client.publish_diagnostics(uri.clone(), diagnostics, Some(version)).await;

@@ -234,12 +234,20 @@ fn expr_at(body: &Body, offset: TextSize) -> Option<ExprId> {
         .map(|(i, _)| i as ExprId)
 }
 
+/// Each body of the file (its functions, then the top-level statements), with its name
+/// resolution.
+fn bodies<'db>(db: &'db dyn Db, file: SourceFile) -> impl Iterator<Item = (Owner<'db>, &'db NameResolution)> {
+    let functions = file_functions(db, file).iter().map(|&f| Owner::Function(f));
+    functions.chain(std::iter::once(Owner::TopLevel)).map(move |owner| (owner, owner.names(db, file)))
+}
+
 /// Every name of the file with what it denotes: each body's reads and bindings, and the
 /// top-level `def` names.
 fn all_names<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<NameAt<'db>> {
     let text = file.text(db);
     let mut out = Vec::new();
-    let mut push = |owner: Owner<'db>, base: TextSize, names: &NameResolution| {
+    for (owner, names) in bodies(db, file) {
+        let base = owner.base(db);
         for (range, resolution) in names.references.iter().chain(&names.definitions) {
             let range = *range + base;
             let Some(name) = text.get(std::ops::Range::<usize>::from(range)).map(identifier_key) else {
@@ -253,12 +261,7 @@ fn all_names<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<NameAt<'db>> {
             };
             out.push(NameAt { range, referent, owner });
         }
-    };
-    for &f in file_functions(db, file) {
-        let owner = Owner::Function(f);
-        push(owner, f.offset(db), owner.names(db, file));
     }
-    push(Owner::TopLevel, 0.into(), Owner::TopLevel.names(db, file));
     for &f in file_functions(db, file) {
         let range = function_signature(db, f).name_range + f.offset(db);
         out.push(NameAt { range, referent: Referent::TopLevel(f.name(db).clone()), owner: Owner::TopLevel });

@@ -2,7 +2,7 @@
 
 use rowan::{TextRange, TextSize};
 
-use super::{NameAt, Referent, all_names, name_at};
+use super::{NameAt, Referent, all_names, bodies, name_at};
 use crate::db::{Db, SourceFile};
 use crate::items::{file_functions, function_signature};
 use crate::syntax::identifier_key;
@@ -121,14 +121,9 @@ fn is_identifier(text: &str) -> bool {
 /// The names read in the file that nothing binds (each reported as unknown).
 fn unresolved_names(db: &dyn Db, file: SourceFile) -> Vec<String> {
     let text = file.text(db);
-    let mut owners: Vec<(TextSize, &crate::names::NameResolution)> = file_functions(db, file)
-        .iter()
-        .map(|f| (f.offset(db), crate::names::function_names(db, *f)))
-        .collect();
-    owners.push((0.into(), crate::names::top_level_statement_names(db, file)));
-    owners
-        .into_iter()
-        .flat_map(|(base, names)| {
+    bodies(db, file)
+        .flat_map(|(owner, names)| {
+            let base = owner.base(db);
             names
                 .references
                 .iter()
