@@ -316,7 +316,7 @@ int_binary!(binary_i32, i32, f32, 32);
 int_binary!(binary_i64, i64, f64, 64);
 
 macro_rules! float_binary {
-    ($name:ident, $t:ty, $divmod:path) => {
+    ($name:ident, $t:ty, $divmod:path, $pow:path) => {
         fn $name(op: BinaryOp, shape: Option<usize>, n: usize, a: Arg<$t>, b: Arg<$t>) -> KResult<Value> {
             use BinaryOp::*;
             match op {
@@ -326,7 +326,7 @@ macro_rules! float_binary {
                 Div => out(shape, map2(n, a, b, |x: $t, y: $t| x / y)),
                 FloorDiv => out(shape, map2(n, a, b, |x: $t, y: $t| $divmod(x, y).0)),
                 Mod => out(shape, map2(n, a, b, |x: $t, y: $t| $divmod(x, y).1)),
-                Pow => out(shape, map2(n, a, b, |x: $t, y: $t| x.powf(y))),
+                Pow => out(shape, map2(n, a, b, |x: $t, y: $t| $pow(x, y))),
                 Eq => out(shape, map2(n, a, b, |x: $t, y: $t| x == y)),
                 Ne => out(shape, map2(n, a, b, |x: $t, y: $t| x != y)),
                 Lt => out(shape, map2(n, a, b, |x: $t, y: $t| x < y)),
@@ -339,8 +339,8 @@ macro_rules! float_binary {
     };
 }
 
-float_binary!(binary_f32, f32, interp::ops::divmod_f32);
-float_binary!(binary_f64, f64, interp::ops::divmod_f64);
+float_binary!(binary_f32, f32, interp::ops::divmod_f32, interp::ops::pow_f32);
+float_binary!(binary_f64, f64, interp::ops::divmod_f64, interp::ops::pow_f64);
 
 fn binary_bool(op: BinaryOp, shape: Option<usize>, n: usize, a: Arg<bool>, b: Arg<bool>) -> KResult<Value> {
     use BinaryOp::*;

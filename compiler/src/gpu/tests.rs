@@ -737,3 +737,24 @@ fn radix_sort_of_64_bit_keys() {
     ];
     check(&gpu, &tuple, &args, Some(Scalar::I32), "tuple sort with a 64-bit key");
 }
+
+/// A launch the device would reject is an internal error (E0499 at the op), never a panic,
+/// and the device goes on working: the runtime checks each launch's bindings against its
+/// kernel, and any validation error that still reaches the device is caught.
+#[test]
+fn device_validation_errors_are_internal_errors_not_panics() {
+    use crate::runtime::Binding;
+    let Some(gpu) = device() else { return };
+    let kernel = crate::wgsl::prims::copy();
+    let buffer = gpu.alloc(64).expect("a buffer");
+    let bind = |buffer: &std::sync::Arc<crate::runtime::DeviceBuffer>| Binding { buffer: buffer.clone(), bytes: 64 };
+    // One binding where the kernel has two: refused when recorded.
+    let refused = gpu.dispatch(&kernel, 16, &[0], &[bind(&buffer)]).expect_err("refused");
+    assert!(refused.is_internal() && refused.0.contains("has 2 buffer bindings"), "{refused}");
+    // One buffer as both the read-only source and the writable destination: the binding
+    // check passes, the device rejects the batch when it is submitted.
+    gpu.dispatch(&kernel, 16, &[0], &[bind(&buffer), bind(&buffer)]).expect("recorded");
+    let rejected = gpu.read(&buffer, 0, 4, &buffer).expect_err("the device rejects the batch");
+    assert!(rejected.is_internal() && rejected.0.contains("`copy`"), "{rejected}");
+    assert_eq!(gpu.count_loop(10).expect("the device still works"), 10);
+}

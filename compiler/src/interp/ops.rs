@@ -123,7 +123,33 @@ int_binary!(binary_i32, i32, I32, f32, F32);
 int_binary!(binary_i64, i64, I64, f64, F64);
 
 macro_rules! float_binary {
-    ($name:ident, $divmod:ident, $t:ty, $variant:ident) => {
+    ($name:ident, $divmod:ident, $pow:ident, $t:ty, $variant:ident) => {
+        /// Float `**` as Weft defines it on every executor: IEEE-754 `pow`, except that an
+        /// exponent of `0.5` is a correctly rounded square root and a small integer exponent
+        /// (-2 to 4) is a product, so that these common cases never depend on the accuracy of
+        /// a device's `pow` (see docs/language.md, "Float accuracy").
+        pub fn $pow(a: $t, b: $t) -> $t {
+            if b == 0.5 {
+                // `pow`'s special cases: `(-inf) ** 0.5` is `inf`, `(-0.0) ** 0.5` is `0.0`.
+                return if a == 0.0 {
+                    0.0
+                } else if a == <$t>::NEG_INFINITY {
+                    <$t>::INFINITY
+                } else {
+                    a.sqrt()
+                };
+            }
+            match b {
+                1.0 => a,
+                2.0 => a * a,
+                3.0 => a * a * a,
+                4.0 => (a * a) * (a * a),
+                -1.0 => 1.0 / a,
+                -2.0 => 1.0 / (a * a),
+                _ => a.powf(b),
+            }
+        }
+
         /// Python's `divmod` for floats (CPython's `float_divmod`), with IEEE results for a zero
         /// divisor instead of an exception.
         pub fn $divmod(a: $t, b: $t) -> ($t, $t) {
@@ -161,7 +187,7 @@ macro_rules! float_binary {
                 Div => Value::$variant(a / b),
                 FloorDiv => Value::$variant($divmod(a, b).0),
                 Mod => Value::$variant($divmod(a, b).1),
-                Pow => Value::$variant(a.powf(b)),
+                Pow => Value::$variant($pow(a, b)),
                 Eq => Value::Bool(a == b),
                 Ne => Value::Bool(a != b),
                 Lt => Value::Bool(a < b),
@@ -174,8 +200,8 @@ macro_rules! float_binary {
     };
 }
 
-float_binary!(binary_f32, divmod_f32, f32, F32);
-float_binary!(binary_f64, divmod_f64, f64, F64);
+float_binary!(binary_f32, divmod_f32, pow_f32, f32, F32);
+float_binary!(binary_f64, divmod_f64, pow_f64, f64, F64);
 
 /// `x << n` and `x >> n`: Python's shifts, wrapped to the width of `x`'s type.
 fn shift_int(op: BinaryOp, x: Value, n: i64) -> Result<Value, Fail> {

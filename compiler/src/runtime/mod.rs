@@ -162,6 +162,9 @@ struct Pipeline {
     name: String,
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
+    /// The fewest bytes the kernel reads through each binding (`wgsl::min_binding_bytes`),
+    /// one entry per binding of its layout.
+    min_bytes: Vec<u64>,
 }
 
 /// One bound buffer range: the whole buffer from 0, `bytes` long.
@@ -220,6 +223,9 @@ pub struct Gpu {
     source: AtomicU64,
     /// How long creating the device took: reported apart from compile times.
     pub device_time: Duration,
+    /// A validation error the device reported outside any error scope: kept here, not left
+    /// to wgpu's default handler, which panics (`take_device_error`).
+    device_error: Arc<Mutex<Option<String>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -268,6 +274,11 @@ impl Gpu {
             ..Default::default()
         }))
         .map_err(|e| GpuError(format!("the adapter refused a device: {e}")))?;
+        let device_error = Arc::new(Mutex::new(None));
+        let slot = device_error.clone();
+        device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
+            lock(&slot).get_or_insert_with(|| error.to_string());
+        }));
         Ok(Gpu {
             info: adapter.get_info(),
             limits,
@@ -283,6 +294,7 @@ impl Gpu {
             profile: Mutex::new(None),
             source: AtomicU64::new(0),
             device_time: start.elapsed(),
+            device_error,
         })
     }
 
@@ -457,6 +469,8 @@ impl Gpu {
         }
         let start = Instant::now();
         let module = kernel.validate().map_err(GpuError::internal)?;
+        let mut min_bytes = crate::wgsl::min_binding_bytes(&module);
+        min_bytes.resize(kernel.bindings.len() + 1, 0);
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let shader = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(&kernel.name),
@@ -495,7 +509,7 @@ impl Gpu {
         if let Some(error) = pollster::block_on(scope.pop()) {
             return Err(GpuError::internal(format!("the device rejected kernel `{}`: {error}", kernel.name)));
         }
-        let built = Arc::new(Pipeline { name: kernel.name.clone(), pipeline, layout });
+        let built = Arc::new(Pipeline { name: kernel.name.clone(), pipeline, layout, min_bytes });
         lock(&self.pipelines).insert(key, built.clone());
         let mut stats = lock(&self.stats);
         stats.pipelines_built += 1;
@@ -530,6 +544,7 @@ impl Gpu {
             return Ok(());
         }
         let pipeline = self.pipeline(kernel)?;
+        check_bindings(&pipeline, bindings)?;
         let max = u64::from(self.limits.max_compute_workgroups_per_dimension.max(1));
         let width = u64::from(self.grid_width.load(Ordering::Relaxed)).clamp(1, max);
         let x = groups.min(width);
@@ -657,6 +672,7 @@ impl Gpu {
         let mut batch = lock(&self.batch);
         let times = self.submit_locked(&mut batch);
         drop(batch);
+        let times = times?;
         // Waiting for the timestamps happens outside the batch lock, so that other threads
         // can record meanwhile.
         self.collect_times(times)
@@ -665,19 +681,42 @@ impl Gpu {
     /// Submits `batch` while its lock is held: threads sharing the device record into one
     /// batch, so a thread's later submission (a read) must not overtake the batch that holds
     /// its earlier work.
-    fn submit_locked(&self, batch: &mut Batch) -> Option<PendingTimes> {
+    fn submit_locked(&self, batch: &mut Batch) -> R<Option<PendingTimes>> {
         if batch.commands.is_empty() {
-            return None;
+            return Ok(None);
         }
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
         let batch = std::mem::take(batch);
         let times = self.encode(&batch, &mut encoder);
         self.queue.submit([encoder.finish()]);
+        self.take_device_error(&batch)?;
         // Only now may the batch's buffers return to the pool: a buffer handed out earlier
         // could get another thread's `write_buffer`, which the submission would run first.
         drop(batch);
         lock(&self.stats).submissions += 1;
-        times
+        Ok(times)
+    }
+
+    /// The validation error the device reported since the last call, as an internal error
+    /// naming the kernels of the batch it came with. The runtime checks each launch's
+    /// bindings before recording it, so this is the net under a compiler bug, never a path
+    /// a valid program takes.
+    fn take_device_error(&self, batch: &Batch) -> R<()> {
+        let Some(error) = lock(&self.device_error).take() else { return Ok(()) };
+        let mut kernels: Vec<&str> = batch
+            .commands
+            .iter()
+            .filter_map(|c| match c {
+                Command::Dispatch { pipeline, .. } => Some(pipeline.name.as_str()),
+                Command::Copy { .. } => None,
+            })
+            .collect();
+        kernels.dedup();
+        let error = error.split_whitespace().collect::<Vec<_>>().join(" ");
+        Err(GpuError::internal(format!(
+            "the device rejected a batch of launches of {}: {error}",
+            if kernels.is_empty() { "no kernel".to_string() } else { kernels.join(", ") }
+        )))
     }
 
     /// Reads a submitted batch's timestamps into the profile.
@@ -763,12 +802,16 @@ impl Gpu {
                         }),
                     }];
                     for (k, b) in bindings.iter().enumerate() {
+                        // An empty array still binds one element: the device requires as much
+                        // as one element of the shader's array type (8 bytes for `i64`).
+                        let min = pipeline.min_bytes.get(k + 1).copied().unwrap_or(0);
+                        let bytes = b.bytes.next_multiple_of(4).max(4).max(min);
                         entries.push(wgpu::BindGroupEntry {
                             binding: k as u32 + 1,
                             resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                                 buffer: b.buffer.raw(),
                                 offset: 0,
-                                size: wgpu::BufferSize::new(b.bytes.next_multiple_of(4).max(4)),
+                                size: wgpu::BufferSize::new(bytes),
                             }),
                         });
                     }
@@ -862,8 +905,10 @@ impl Gpu {
             encoder.copy_buffer_to_buffer(buffer.raw(), offset, &staging, 4, padded);
         }
         let index = self.queue.submit([encoder.finish()]);
+        let rejected = self.take_device_error(&recorded);
         drop(recorded);
         drop(batch);
+        rejected?;
         let data = self.map_and_read(&staging, Some(index))?;
         self.collect_times(times)?;
         let error = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
@@ -899,6 +944,31 @@ impl Gpu {
         let (data, _) = self.read(&out, 0, 4, &out)?;
         Ok(u32::from_le_bytes([data[0], data[1], data[2], data[3]]))
     }
+}
+
+/// Refuses a launch whose buffers do not match its kernel's bindings, which the device would
+/// report as a validation error only when the batch is submitted, far from its cause. (An
+/// empty array is bound as one element, which every buffer of the pool has room for.)
+fn check_bindings(pipeline: &Pipeline, bindings: &[Binding]) -> R<()> {
+    let expected = pipeline.min_bytes.len().saturating_sub(1);
+    if bindings.len() != expected {
+        return Err(GpuError::internal(format!(
+            "kernel `{}` has {expected} buffer bindings but was given {}",
+            pipeline.name,
+            bindings.len()
+        )));
+    }
+    for (k, (b, &min)) in bindings.iter().zip(&pipeline.min_bytes[1..]).enumerate() {
+        let bound = b.buffer.size;
+        if bound < min {
+            return Err(GpuError::internal(format!(
+                "kernel `{}` reads at least {min} bytes through binding {} but was given a buffer of {bound}",
+                pipeline.name,
+                k + 1
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `bytes` for people: `512 bytes`, `4.0 KiB`, `3.0 MiB`, `1.50 GiB`.

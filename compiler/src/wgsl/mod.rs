@@ -73,6 +73,42 @@ impl Kernel {
     }
 }
 
+/// The fewest bytes each binding of a validated kernel reads, by binding number: one element
+/// for a runtime-sized array, the whole type otherwise. Binding a shorter buffer is a
+/// validation error on the device, which the runtime turns into a diagnostic before it can
+/// happen.
+pub fn min_binding_bytes(module: &naga::Module) -> Vec<u64> {
+    let mut layouter = naga::proc::Layouter::default();
+    if layouter.update(module.to_ctx()).is_err() {
+        return Vec::new();
+    }
+    let min_size = |ty: naga::Handle<naga::Type>| -> u64 {
+        match &module.types[ty].inner {
+            naga::TypeInner::Array { size: naga::ArraySize::Dynamic, stride, .. } => u64::from(*stride),
+            naga::TypeInner::Struct { members, .. } => members.last().map_or(0, |last| {
+                match &module.types[last.ty].inner {
+                    naga::TypeInner::Array { size: naga::ArraySize::Dynamic, stride, .. } => {
+                        u64::from(last.offset) + u64::from(*stride)
+                    }
+                    _ => u64::from(layouter[ty].size),
+                }
+            }),
+            _ => u64::from(layouter[ty].size),
+        }
+    };
+    let mut sizes = Vec::new();
+    for (_, var) in module.global_variables.iter() {
+        if let Some(binding) = &var.binding {
+            let k = binding.binding as usize;
+            if sizes.len() <= k {
+                sizes.resize(k + 1, 0);
+            }
+            sizes[k] = min_size(var.ty);
+        }
+    }
+    sizes
+}
+
 /// How a generated kernel gets one operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operand {

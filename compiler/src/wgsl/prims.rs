@@ -30,8 +30,8 @@ pub(super) fn combine(op: ReduceOp, elem: Scalar) -> (String, String) {
     let body = match op {
         ReduceOp::Add => "a + b".to_string(),
         ReduceOp::Mul => "a * b".to_string(),
-        ReduceOp::Min if float => "select(a, b, b < a || (a != a && b == b))".to_string(),
-        ReduceOp::Max if float => "select(a, b, b > a || (b != b && a == a))".to_string(),
+        ReduceOp::Min if float => format!("select(a, b, {})", super::scalar::float_extreme("a", "b", false, elem)),
+        ReduceOp::Max if float => format!("select(a, b, {})", super::scalar::float_extreme("a", "b", true, elem)),
         ReduceOp::Min => "min(a, b)".to_string(),
         ReduceOp::Max => "max(a, b)".to_string(),
         ReduceOp::And => "a & b".to_string(),
@@ -392,10 +392,9 @@ pub fn segment_arg_extreme(elem: Scalar, max: bool) -> Kernel {
     let t = storage_type(elem);
     let float = matches!(elem, Scalar::F32 | Scalar::F64);
     let better = match (max, float) {
-        (false, true) => "x < best || (best != best && x == x)",
-        (true, true) => "x > best || (x != x && best == best)",
-        (false, false) => "x < best",
-        (true, false) => "x > best",
+        (_, true) => super::scalar::float_extreme("best", "x", max, elem),
+        (false, false) => "x < best".to_string(),
+        (true, false) => "x > best".to_string(),
     };
     simple(
         &format!("segment_arg_{}_{}", if max { "max" } else { "min" }, elem.name()),

@@ -363,6 +363,36 @@ fn check_fails(check: &Check, args: &[String], types: &[Scalar]) -> Result<Strin
     })
 }
 
+/// Whether the float `x` (a name: it is read twice) is a NaN, tested on its bits: drivers may
+/// fold `x != x` to false (Mesa does).
+pub(super) fn is_nan(x: &str, ty: Scalar) -> String {
+    if ty == Scalar::F64 {
+        format!("((bitcast<u64>({x}) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu)")
+    } else {
+        format!("((bitcast<u32>({x}) & 0x7fffffffu) > 0x7f800000u)")
+    }
+}
+
+/// Whether the float `x` has its sign bit set, `-0.0` included, which no comparison tells.
+fn sign_bit(x: &str, ty: Scalar) -> String {
+    if ty == Scalar::F64 {
+        format!("((bitcast<u64>({x}) >> 63lu) == 1lu)")
+    } else {
+        format!("((bitcast<u32>({x}) >> 31u) == 1u)")
+    }
+}
+
+/// `min` and `max` of floats in the interpreter's order: NaN is the largest value, and the
+/// first of two equal values wins.
+pub(super) fn float_extreme(a: &str, b: &str, max: bool, ty: Scalar) -> String {
+    let (nan_a, nan_b) = (is_nan(a, ty), is_nan(b, ty));
+    if max {
+        format!("{b} > {a} || ({nan_b} && !{nan_a})")
+    } else {
+        format!("{b} < {a} || ({nan_a} && !{nan_b})")
+    }
+}
+
 /// The WGSL text of the helpers, in a stable order.
 pub fn helper_source(helpers: &BTreeSet<Helper>) -> String {
     helpers.iter().map(|h| helper_text(*h)).collect::<Vec<_>>().join("\n")
@@ -375,26 +405,26 @@ fn helper_text(helper: Helper) -> String {
         Helper::FloorDivI64 => int_divmod("floor_div_i64", "i64", "q - 1li", "q", "0li"),
         Helper::ModI64 => int_divmod("mod_i64", "i64", "r + b", "r", "0li"),
         Helper::DivModF32 => {
-            float_divmod("f32", "vec2<f32>", "f", "(bitcast<u32>(b) & 0x7fffffffu) == 0x7f800000u")
+            float_divmod(Scalar::F32, "vec2<f32>", "f", "(bitcast<u32>(b) & 0x7fffffffu) == 0x7f800000u")
         }
         Helper::DivModF64 => {
-            float_divmod("f64", "vec2<f64>", "lf", "abs(b) == f64(bitcast<f32>(0x7f800000u))")
+            float_divmod(Scalar::F64, "vec2<f64>", "lf", "abs(b) == f64(bitcast<f32>(0x7f800000u))")
         }
         Helper::PowI32 => int_pow("i32", "i", "u32"),
         Helper::PowI64 => int_pow("i64", "li", "u64"),
-        Helper::PowF32 => float_pow("f32", "f"),
-        Helper::PowF64 => float_pow("f64", "lf"),
+        Helper::PowF32 => float_pow(Scalar::F32, "f"),
+        Helper::PowF64 => float_pow(Scalar::F64, "lf"),
         Helper::ShlI32 => shift("shl_i32", "i32", "32", "0i", "a << u32(n)"),
         Helper::ShrI32 => shift("shr_i32", "i32", "32", "a >> 31u", "a >> u32(n)"),
         Helper::ShlI64 => shift("shl_i64", "i64", "64", "0li", "a << u32(n)"),
         Helper::ShrI64 => shift("shr_i64", "i64", "64", "a >> 63u", "a >> u32(n)"),
-        Helper::MinF32 => extreme("min_f32", "f32", "b < a || (a != a && b == b)"),
-        Helper::MaxF32 => extreme("max_f32", "f32", "b > a || (b != b && a == a)"),
-        Helper::MinF64 => extreme("min_f64", "f64", "b < a || (a != a && b == b)"),
-        Helper::MaxF64 => extreme("max_f64", "f64", "b > a || (b != b && a == a)"),
+        Helper::MinF32 => extreme("min_f32", "f32", &float_extreme("a", "b", false, Scalar::F32)),
+        Helper::MaxF32 => extreme("max_f32", "f32", &float_extreme("a", "b", true, Scalar::F32)),
+        Helper::MinF64 => extreme("min_f64", "f64", &float_extreme("a", "b", false, Scalar::F64)),
+        Helper::MaxF64 => extreme("max_f64", "f64", &float_extreme("a", "b", true, Scalar::F64)),
         Helper::CastF32I32 => saturate(
             "cast_f32_i32",
-            "f32",
+            Scalar::F32,
             "i32",
             "2147483648.0f",
             "-2147483648.0f",
@@ -404,7 +434,7 @@ fn helper_text(helper: Helper) -> String {
         ),
         Helper::CastF64I32 => saturate(
             "cast_f64_i32",
-            "f64",
+            Scalar::F64,
             "i32",
             "2147483648.0lf",
             "-2147483648.0lf",
@@ -414,7 +444,7 @@ fn helper_text(helper: Helper) -> String {
         ),
         Helper::CastF32I64 => saturate(
             "cast_f32_i64",
-            "f32",
+            Scalar::F32,
             "i64",
             "9223372036854775808.0f",
             "-9223372036854775808.0f",
@@ -424,7 +454,7 @@ fn helper_text(helper: Helper) -> String {
         ),
         Helper::CastF64I64 => saturate(
             "cast_f64_i64",
-            "f64",
+            Scalar::F64,
             "i64",
             "9223372036854775808.0lf",
             "-9223372036854775808.0lf",
@@ -448,7 +478,9 @@ fn int_divmod(name: &str, ty: &str, adjusted: &str, plain: &str, zero: &str) -> 
 /// CPython's `float_divmod`, as `interp::ops` has it. The remainder is `fmod`'s: exact (by
 /// a fused multiply-add) while the quotient fits the mantissa, `a` itself for an infinite `b`
 /// (tested on the bits: drivers may assume no value is infinite).
-fn float_divmod(ty: &str, vec: &str, s: &str, b_is_infinite: &str) -> String {
+fn float_divmod(scalar: Scalar, vec: &str, s: &str, b_is_infinite: &str) -> String {
+    let ty = wgsl_type(scalar);
+    let negative_quotient = sign_bit("q", scalar);
     format!(
         "fn divmod_{ty}(a: {ty}, b: {ty}) -> {vec} {{
     if (b == 0.0{s}) {{ return {vec}(floor(a / b), a - b * trunc(a / b)); }}
@@ -465,7 +497,9 @@ fn float_divmod(ty: &str, vec: &str, s: &str, b_is_infinite: &str) -> String {
         f = floor(d);
         if (d - f > 0.5{s}) {{ f = f + 1.0{s}; }}
     }} else {{
-        f = select(0.0{s}, -0.0{s}, (a < 0.0{s}) != (b < 0.0{s}));
+        // A zero quotient takes the sign of `a / b`, `-0.0 // 5.0` included.
+        let q = a / b;
+        f = select(0.0{s}, -0.0{s}, {negative_quotient});
     }}
     return {vec}(f, m);
 }}
@@ -493,13 +527,32 @@ fn int_pow(ty: &str, s: &str, unsigned: &str) -> String {
     )
 }
 
-/// `powf` as Rust computes it: WGSL's `pow` is undefined for a negative base.
-fn float_pow(ty: &str, s: &str) -> String {
+/// Float `**` as `interp::ops::pow_f32` defines it: the square root and small integer
+/// exponents first, then `powf`'s special cases, since WGSL's `pow` is undefined for a negative
+/// base.
+fn float_pow(scalar: Scalar, s: &str) -> String {
+    let ty = wgsl_type(scalar);
+    let (nan_a, nan_b) = (is_nan("a", scalar), is_nan("b", scalar));
+    let minus_infinity = if scalar == Scalar::F64 {
+        "bitcast<u64>(a) == 0xfff0000000000000lu"
+    } else {
+        "bitcast<u32>(a) == 0xff800000u"
+    };
     format!(
         "fn pow_{ty}(a: {ty}, b: {ty}) -> {ty} {{
     if (b == 0.0{s}) {{ return 1.0{s}; }}
+    if (b == 0.5{s}) {{
+        if (a == 0.0{s}) {{ return 0.0{s}; }}
+        return select(sqrt(a), -a, {minus_infinity});
+    }}
+    if (b == 1.0{s}) {{ return a; }}
+    if (b == 2.0{s}) {{ return a * a; }}
+    if (b == 3.0{s}) {{ return a * a * a; }}
+    if (b == 4.0{s}) {{ return (a * a) * (a * a); }}
+    if (b == -1.0{s}) {{ return 1.0{s} / a; }}
+    if (b == -2.0{s}) {{ return 1.0{s} / (a * a); }}
     if (a == 1.0{s}) {{ return 1.0{s}; }}
-    if (a != a || b != b) {{ return a + b; }}
+    if ({nan_a} || {nan_b}) {{ return a + b; }}
     if (a == 0.0{s}) {{
         let odd = b == floor(b) && (b - 2.0{s} * floor(b / 2.0{s})) == 1.0{s};
         if (b > 0.0{s}) {{ return select(0.0{s}, a, odd); }}
@@ -531,7 +584,7 @@ fn extreme(name: &str, ty: &str, take_b: &str) -> String {
 #[allow(clippy::too_many_arguments)]
 fn saturate(
     name: &str,
-    from: &str,
+    from: Scalar,
     to: &str,
     hi: &str,
     lo: &str,
@@ -541,12 +594,14 @@ fn saturate(
 ) -> String {
     format!(
         "fn {name}(x: {from}) -> {to} {{
-    if (x != x) {{ return {zero}; }}
+    if ({nan}) {{ return {zero}; }}
     if (x >= {hi}) {{ return {max}; }}
     if (x <= {lo}) {{ return {min}; }}
     return {to}(x);
 }}
-"
+",
+        from = wgsl_type(from),
+        nan = is_nan("x", from),
     )
 }
 
