@@ -100,13 +100,46 @@ enum Command {
     },
     /// Run the language server on stdin and stdout (LSP 3.17).
     Lsp,
-    /// Compiler developer tools.
+    /// Compiler developer tools: `weft dev --after PASS FILE`, `weft dev fuzz`.
+    #[command(args_conflicts_with_subcommands = true)]
     Dev {
+        #[command(subcommand)]
+        tool: Option<DevTool>,
         /// Print the program after this pass.
         #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(driver::PASSES))]
-        after: String,
+        after: Option<String>,
         /// The `.weft` file.
-        file: PathBuf,
+        file: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum DevTool {
+    /// Generate random valid programs, run each on the interpreter, the CPU executor and the
+    /// GPU executor under every fusion strategy (and CPython where it can run them), compare
+    /// them exactly, and shrink and save every disagreement.
+    Fuzz {
+        /// The campaign's seed: the same seed gives the same programs.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Stop starting new programs after this many seconds.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// Stop after this many programs, if sooner.
+        #[arg(long)]
+        programs: Option<u64>,
+        /// The index of the first program (to reproduce a finding).
+        #[arg(long, default_value_t = 0)]
+        start: u64,
+        /// Print program `start` and exit, without running it.
+        #[arg(long)]
+        print: bool,
+        /// Skip the GPU executor.
+        #[arg(long)]
+        no_gpu: bool,
+        /// Save each shrunk finding here.
+        #[arg(long, default_value = "target/fuzz-findings")]
+        out: PathBuf,
     },
 }
 
@@ -215,7 +248,23 @@ fn main() -> ExitCode {
         }
         Command::Fmt { files, check } => fmt(&files, check),
         Command::Lsp => weft_lsp::serve_stdio(),
-        Command::Dev { after, file } => dev(&file, &after),
+        Command::Dev { tool: Some(DevTool::Fuzz { seed, seconds, programs, start, print, no_gpu, out }), .. } => {
+            let config = weft_fuzz::Config {
+                seed,
+                budget: std::time::Duration::from_secs(seconds),
+                max_programs: programs,
+                gpu: !no_gpu,
+                python: Some(PathBuf::from("tests/python/prelude.py")).filter(|p| p.exists()),
+                save_to: Some(out),
+                shrink_budget: std::time::Duration::from_secs(60),
+            };
+            fuzz(&config, start, print)
+        }
+        Command::Dev { tool: None, after: Some(after), file: Some(file) } => dev(&file, &after),
+        Command::Dev { .. } => {
+            eprintln!("error: `weft dev` needs `--after PASS FILE`, or the tool `fuzz`");
+            ExitCode::from(USAGE_ERROR)
+        }
     }
 }
 
@@ -503,6 +552,29 @@ fn fusion(path: &Path, format: PlanFormat, options: flatten::Options) -> ExitCod
 
 fn ir(path: &Path, options: flatten::Options) -> ExitCode {
     show(path, |db, file| driver::flat_program_with(db, file, options).map(|program| program.to_string()))
+}
+
+/// `weft dev fuzz`: a differential campaign, its progress on stderr and its summary on stdout;
+/// exit 1 if it found a disagreement.
+fn fuzz(config: &weft_fuzz::Config, start: u64, print: bool) -> ExitCode {
+    if print {
+        let program = weft_fuzz::generate::program(weft_fuzz::program_seed(config.seed, start));
+        print!("{}", program.text());
+        return ExitCode::SUCCESS;
+    }
+    let tty = std::io::stderr().is_terminal();
+    let mut last = 0;
+    let report = weft_fuzz::campaign(config, start, &mut |r| {
+        if tty && r.programs != last {
+            last = r.programs;
+            eprint!("\r{} programs, {} findings, {:.0} s", r.programs, r.findings.len(), r.elapsed.as_secs_f64());
+        }
+    });
+    if tty {
+        eprintln!();
+    }
+    print!("{}", weft_fuzz::summary(config, &report));
+    if report.findings.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
 fn dev(path: &Path, pass: &str) -> ExitCode {

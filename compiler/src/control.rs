@@ -55,6 +55,13 @@ pub(crate) trait Machine {
     /// Values as the CPU executor holds them, for printing.
     fn to_host(&mut self, values: Vec<Self::Value>, span: TextRange) -> R<Vec<cpu::Value>>;
 
+    /// Raises any failure of the work issued so far: called before output, which must not
+    /// appear when an earlier statement failed (a machine that checks lazily, the GPU
+    /// executor, would otherwise print first).
+    fn settle(&mut self, _span: TextRange) -> R<()> {
+        Ok(())
+    }
+
     fn counters(&mut self) -> &mut Counters;
 
     /// The walker entered or left a call: `depth` calls are now open.
@@ -268,6 +275,7 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
                 assign(frame, dests, results, span)?;
             }
             StmtKind::Print { items } => {
+                self.machine.settle(span)?;
                 let mut line = String::new();
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {

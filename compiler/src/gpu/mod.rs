@@ -632,6 +632,10 @@ impl Machine for GpuMachine<'_, '_> {
         values.iter().map(|v| self.host_value(v, span)).collect()
     }
 
+    fn settle(&mut self, span: TextRange) -> R<()> {
+        if self.pending.is_empty() { Ok(()) } else { self.sync(span) }
+    }
+
     fn counters(&mut self) -> &mut Counters {
         &mut self.report.counters
     }
