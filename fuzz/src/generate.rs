@@ -205,7 +205,11 @@ impl Generator {
                 2 => {
                     let cond = self.expr(&Ty::Bool, &scope, 2);
                     let early = self.expr(&result, &scope, 2);
-                    body.push(Stmt::new(StmtKind::If(cond, vec![Stmt::new(StmtKind::Return(early)).pinned()], vec![])));
+                    body.push(Stmt::new(StmtKind::If(
+                        cond,
+                        vec![Stmt::new(StmtKind::Return(early)).pinned()],
+                        vec![],
+                    )));
                 }
                 _ => {
                     let ty = self.value_type(2);
@@ -235,7 +239,11 @@ impl Generator {
         *scope = scope.with(&acc, &ty);
         vec![
             Stmt::new(StmtKind::Assign(acc.clone(), init)).pinned(),
-            Stmt::new(StmtKind::Loop { counter, bound, body: vec![Stmt::new(StmtKind::Assign(acc, step)).pinned()] }),
+            Stmt::new(StmtKind::Loop {
+                counter,
+                bound,
+                body: vec![Stmt::new(StmtKind::Assign(acc, step)).pinned()],
+            }),
         ]
     }
 
@@ -268,8 +276,12 @@ impl Generator {
                     params: vec![(n, Ty::I32), (x, xt)],
                     result,
                     body: vec![
-                        Stmt::new(StmtKind::If(guard, vec![Stmt::new(StmtKind::Return(base)).pinned()], vec![]))
-                            .pinned(),
+                        Stmt::new(StmtKind::If(
+                            guard,
+                            vec![Stmt::new(StmtKind::Return(base)).pinned()],
+                            vec![],
+                        ))
+                        .pinned(),
                         Stmt::new(StmtKind::Assign(r, call)).pinned(),
                         Stmt::new(StmtKind::Return(combine)).pinned(),
                     ],
@@ -308,8 +320,12 @@ impl Generator {
                     params: vec![(xs, seq)],
                     result,
                     body: vec![
-                        Stmt::new(StmtKind::If(empty, vec![Stmt::new(StmtKind::Return(base)).pinned()], vec![]))
-                            .pinned(),
+                        Stmt::new(StmtKind::If(
+                            empty,
+                            vec![Stmt::new(StmtKind::Return(base)).pinned()],
+                            vec![],
+                        ))
+                        .pinned(),
                         Stmt::new(StmtKind::Assign(head, h0)).pinned(),
                         Stmt::new(StmtKind::Return(body_value)).pinned(),
                     ],
@@ -328,8 +344,10 @@ impl Generator {
                     Expr::call(Ty::I32, "len", vec![var(&xs)]),
                     i32_lit(1),
                 ));
-                let pivot =
-                    frozen_all(Expr::new(elem.clone(), Kind::Index(Box::new(var(&xs)), Box::new(i32_lit(0)))));
+                let pivot = frozen_all(Expr::new(
+                    elem.clone(),
+                    Kind::Index(Box::new(var(&xs)), Box::new(i32_lit(0))),
+                ));
                 let part = |y: &str, op: &'static str, source: Expr| {
                     frozen_all(Expr::new(
                         seq.clone(),
@@ -337,12 +355,18 @@ impl Generator {
                             Box::new(Expr::var(elem.clone(), y)),
                             vec![
                                 Clause::For(vec![y.to_string()], source),
-                                Clause::If(Expr::binary(Ty::Bool, op, Expr::var(elem.clone(), y), Expr::var(elem.clone(), &p))),
+                                Clause::If(Expr::binary(
+                                    Ty::Bool,
+                                    op,
+                                    Expr::var(elem.clone(), y),
+                                    Expr::var(elem.clone(), &p),
+                                )),
                             ],
                         ),
                     ))
                 };
-                let rest = Expr::new(seq.clone(), Kind::Slice(Box::new(var(&xs)), Some(Box::new(i32_lit(1))), None));
+                let rest =
+                    Expr::new(seq.clone(), Kind::Slice(Box::new(var(&xs)), Some(Box::new(i32_lit(1))), None));
                 let lower = Expr::call(seq.clone(), &name, vec![part(&a, "<", var(&xs))]).frozen();
                 let upper = Expr::call(seq.clone(), &name, vec![part(&b, ">=", rest)]).frozen();
                 let middle = Expr::new(seq.clone(), Kind::List(vec![Expr::var(elem.clone(), &p)]));
@@ -356,8 +380,12 @@ impl Generator {
                     params: vec![(xs.clone(), seq.clone())],
                     result: seq.clone(),
                     body: vec![
-                        Stmt::new(StmtKind::If(small, vec![Stmt::new(StmtKind::Return(var(&xs))).pinned()], vec![]))
-                            .pinned(),
+                        Stmt::new(StmtKind::If(
+                            small,
+                            vec![Stmt::new(StmtKind::Return(var(&xs))).pinned()],
+                            vec![],
+                        ))
+                        .pinned(),
                         Stmt::new(StmtKind::Assign(p, pivot)).pinned(),
                         Stmt::new(StmtKind::Return(joined)).pinned(),
                     ],
@@ -506,7 +534,12 @@ impl Generator {
         }
         let c = self.name("c");
         let len = Expr::call(Ty::I32, "len", vec![xs.clone()]);
-        let wrapped = Expr::binary(Ty::I32, "%", Expr::var(Ty::I32, &c), Expr::call(Ty::I32, "max", vec![len, i32_lit(1)]));
+        let wrapped = Expr::binary(
+            Ty::I32,
+            "%",
+            Expr::var(Ty::I32, &c),
+            Expr::call(Ty::I32, "max", vec![len, i32_lit(1)]),
+        );
         Expr::new(Ty::seq(Ty::I32), Kind::Comprehension(Box::new(wrapped), vec![Clause::For(vec![c], idx)]))
     }
 
@@ -540,7 +573,11 @@ impl Generator {
             Expr::call(ty.clone(), "reduce", vec![lambda, xs, init])
         } else {
             // The last element of an inclusive scan, on a non-empty sequence.
-            let extended = Expr::call(Ty::seq(ty.clone()), "concat", vec![Expr::new(Ty::seq(ty.clone()), Kind::List(vec![self.literal(ty, 0)])), xs]);
+            let extended = Expr::call(
+                Ty::seq(ty.clone()),
+                "concat",
+                vec![Expr::new(Ty::seq(ty.clone()), Kind::List(vec![self.literal(ty, 0)])), xs],
+            );
             let scanned = Expr::call(Ty::seq(ty.clone()), "scan", vec![lambda, extended]);
             Expr::new(ty.clone(), Kind::Index(Box::new(scanned), Box::new(i32_lit(-1))))
         }
@@ -553,7 +590,7 @@ impl Generator {
 
     fn int_expr(&mut self, scope: &Scope, d: usize) -> Expr {
         let i = Ty::I32;
-        match self.rng.u32(0..22) {
+        match self.rng.u32(0..24) {
             0..=2 => {
                 let op = self.pick(&["+", "-", "*"]);
                 let (a, b) = (self.expr(&i, scope, d), self.expr(&i, scope, d));
@@ -562,7 +599,11 @@ impl Generator {
             3 => {
                 let op = self.pick(&["//", "%"]);
                 let a = self.expr(&i, scope, d);
-                let b = if self.chance(75) { i32_lit(self.pick(&[1, 2, 3, -3, 7, -1])) } else { self.expr(&i, scope, d) };
+                let b = if self.chance(75) {
+                    i32_lit(self.pick(&[1, 2, 3, -3, 7, -1]))
+                } else {
+                    self.expr(&i, scope, d)
+                };
                 Expr::binary(i, op, a, b)
             }
             4 => {
@@ -606,6 +647,27 @@ impl Generator {
                 let t = Ty::Tuple(vec![Ty::I32, Ty::F32]);
                 Expr::new(i, Kind::Field(Box::new(self.expr(&t, scope, d)), 0))
             }
+            17 => {
+                // 64-bit arithmetic, narrowed back: `i32(i64(a) * i64(b))`.
+                let op = self.pick(&["+", "-", "*", "//", "%"]);
+                let (a, b) = (self.expr(&i, scope, d), self.expr(&i, scope, d));
+                let wide = |e: Expr| Expr::call(Ty::I32, "i64", vec![e]);
+                let b = if matches!(op, "//" | "%") { i32_lit(self.pick(&[3, -7, 1000])) } else { b };
+                Expr::call(i.clone(), "i32", vec![Expr::binary(Ty::I32, op, wide(a), wide(b))])
+            }
+            18 => {
+                // n-ary `map` over equal lengths: a comprehension and its reverse.
+                let xs = self.expr(&Ty::seq(Ty::I32), scope, d);
+                let (a, b) = (self.name("l"), self.name("l"));
+                let body = Expr::binary(Ty::I32, "-", Expr::var(Ty::I32, &a), Expr::var(Ty::I32, &b));
+                let f = Expr::new(Ty::Fn, Kind::Lambda(vec![a, b], Box::new(body)));
+                let mapped = Expr::call(
+                    Ty::seq(Ty::I32),
+                    "map",
+                    vec![f, xs.clone(), Expr::call(Ty::seq(Ty::I32), "reverse", vec![xs])],
+                );
+                Expr::call(i, "sum", vec![mapped])
+            }
             _ => self.int_literal(),
         }
     }
@@ -633,7 +695,11 @@ impl Generator {
             3 => {
                 let op = if exact { self.pick(&["//", "%"]) } else { self.pick(&["/", "//", "%", "**"]) };
                 let a = self.expr(&f, scope, d);
-                let b = if self.chance(60) { f32_lit(self.pick(&[2.0, -0.5, 4.0, 0.25, 5.0])) } else { self.expr(&f, scope, d) };
+                let b = if self.chance(60) {
+                    f32_lit(self.pick(&[2.0, -0.5, 4.0, 0.25, 5.0]))
+                } else {
+                    self.expr(&f, scope, d)
+                };
                 Expr::binary(f, op, a, b)
             }
             4 if !exact => {
@@ -661,7 +727,11 @@ impl Generator {
                 Expr::call(f, name, vec![a, b])
             }
             10 => {
-                let name = if exact { self.pick(&["sum", "min", "max"]) } else { self.pick(&["sum", "product", "min", "max"]) };
+                let name = if exact {
+                    self.pick(&["sum", "min", "max"])
+                } else {
+                    self.pick(&["sum", "product", "min", "max"])
+                };
                 Expr::call(f.clone(), name, vec![self.expr(&Ty::seq(Ty::F32), scope, d)])
             }
             11 => {
@@ -671,6 +741,13 @@ impl Generator {
             12 => {
                 let t = Ty::Tuple(vec![Ty::I32, Ty::F32]);
                 Expr::new(f, Kind::Field(Box::new(self.expr(&t, scope, d)), 1))
+            }
+            13 => {
+                // 64-bit arithmetic, narrowed back: `f32(f64(a) + f64(b))`.
+                let op = if exact { self.pick(&["+", "-", "*"]) } else { self.pick(&["+", "-", "*", "/"]) };
+                let (a, b) = (self.expr(&f, scope, d.min(1)), self.expr(&f, scope, d.min(1)));
+                let wide = |e: Expr| Expr::call(Ty::F32, "f64", vec![e]);
+                Expr::call(f.clone(), "f32", vec![Expr::binary(Ty::F32, op, wide(a), wide(b))])
             }
             _ => self.float_literal(),
         }
@@ -783,7 +860,11 @@ impl Generator {
                 10 if orderable => Expr::call(ty.clone(), "sort", vec![self.expr(ty, scope, d)]),
                 11 if arithmetic => {
                     let (a, b) = (self.name("a"), self.name("a"));
-                    let ops: &[&str] = if self.exact() && *elem == Ty::F32 { &["+", "min", "max"] } else { &["+", "min", "max", "*"] };
+                    let ops: &[&str] = if self.exact() && *elem == Ty::F32 {
+                        &["+", "min", "max"]
+                    } else {
+                        &["+", "min", "max", "*"]
+                    };
                     let op = self.pick(ops);
                     let (va, vb) = (Expr::var(elem.clone(), &a), Expr::var(elem.clone(), &b));
                     let body = if op == "min" || op == "max" {
@@ -813,7 +894,11 @@ impl Generator {
                 }
                 14 => {
                     let xs = self.expr(ty, scope, d);
-                    let idx = Expr::call(Ty::seq(Ty::I32), "reverse", vec![Expr::call(Ty::seq(Ty::I32), "indices", vec![xs.clone()])]);
+                    let idx = Expr::call(
+                        Ty::seq(Ty::I32),
+                        "reverse",
+                        vec![Expr::call(Ty::seq(Ty::I32), "indices", vec![xs.clone()])],
+                    );
                     Expr::call(ty.clone(), "permute", vec![xs, idx])
                 }
                 15 => {

@@ -312,10 +312,13 @@ fn element_wise_ops_keep_the_interpreters_semantics() {
             &format!("{op:?} on i32"),
         );
     }
-    // No NaN here: drivers may assume there is none (Mesa folds `x != x` to false), so NaN
-    // results are adapter-dependent; docs/language.md says so.
-    let floats = Value::vector(Buffer::F32(vec![7.5, -7.5, 0.0, -0.0, 1e30, 1e-3, 3e9, -3.0, 2.0]));
-    let others = Value::vector(Buffer::F32(vec![2.0, 2.0, -3.0, 5.0, 1e-30, 1.0, 2.0, 2.0, -0.5]));
+    // NaN too: drivers may assume there is none (Mesa folds `x != x` to false), so the
+    // kernels test for it on the bits.
+    let nan = f32::NAN;
+    let floats =
+        Value::vector(Buffer::F32(vec![7.5, -7.5, 0.0, -0.0, 1e30, 1e-3, 3e9, -3.0, 2.0, nan, 1.0, nan]));
+    let others =
+        Value::vector(Buffer::F32(vec![2.0, 2.0, -3.0, 5.0, 1e-30, 1.0, 2.0, 2.0, -0.5, 1.0, nan, nan]));
     for op in [BinaryOp::FloorDiv, BinaryOp::Mod, BinaryOp::Div, BinaryOp::Pow, BinaryOp::Lt] {
         let dest = Some(if op == BinaryOp::Lt { Scalar::Bool } else { Scalar::F32 });
         check(
@@ -747,7 +750,8 @@ fn device_validation_errors_are_internal_errors_not_panics() {
     let Some(gpu) = device() else { return };
     let kernel = crate::wgsl::prims::copy();
     let buffer = gpu.alloc(64).expect("a buffer");
-    let bind = |buffer: &std::sync::Arc<crate::runtime::DeviceBuffer>| Binding { buffer: buffer.clone(), bytes: 64 };
+    let bind =
+        |buffer: &std::sync::Arc<crate::runtime::DeviceBuffer>| Binding { buffer: buffer.clone(), bytes: 64 };
     // One binding where the kernel has two: refused when recorded.
     let refused = gpu.dispatch(&kernel, 16, &[0], &[bind(&buffer)]).expect_err("refused");
     assert!(refused.is_internal() && refused.0.contains("has 2 buffer bindings"), "{refused}");
@@ -757,4 +761,101 @@ fn device_validation_errors_are_internal_errors_not_panics() {
     let rejected = gpu.read(&buffer, 0, 4, &buffer).expect_err("the device rejects the batch");
     assert!(rejected.is_internal() && rejected.0.contains("`copy`"), "{rejected}");
     assert_eq!(gpu.count_loop(10).expect("the device still works"), 10);
+}
+
+/// How many `f32` values lie between `a` and `b`: 0 when equal (`-0.0` and `0.0` too, and
+/// two NaNs), `u32::MAX` when only one is NaN.
+fn ulps(a: f32, b: f32) -> u32 {
+    if a.is_nan() || b.is_nan() {
+        return if a.is_nan() && b.is_nan() { 0 } else { u32::MAX };
+    }
+    let ordered = |x: f32| {
+        let bits = x.to_bits() as i32;
+        i64::from(if bits < 0 { i32::MIN - bits } else { bits })
+    };
+    (ordered(a) - ordered(b)).unsigned_abs().min(u64::from(u32::MAX)) as u32
+}
+
+/// `n` values from `lo` to `hi`, evenly spaced, or spaced by ratio when `geometric`.
+fn sweep(lo: f64, hi: f64, n: usize, geometric: bool) -> Vec<f32> {
+    (0..n)
+        .map(|k| {
+            let t = k as f64 / (n - 1) as f64;
+            (if geometric { lo * (hi / lo).powf(t) } else { lo + (hi - lo) * t }) as f32
+        })
+        .collect()
+}
+
+/// The GPU's `f32` functions against the CPU executor's (Rust's libm), over sweeps of their
+/// domains: the largest distance in ulps must stay within the bound docs/language.md states
+/// ("Float accuracy on a GPU"). `WEFT_PRINT_ULPS=1` prints the measured figures.
+#[test]
+fn device_float_functions_stay_within_their_documented_ulp_bounds() {
+    use crate::ir::MathFn::*;
+    let Some(gpu) = device() else { return };
+    let n = 20_001;
+    let positive = sweep(1e-30, 1e30, n, true);
+    // (function, arguments, the documented bound in ulps)
+    let unary: Vec<(crate::ir::MathFn, Vec<f32>, u32)> = vec![
+        (Sqrt, positive.clone(), 0),
+        (Exp, sweep(-87.0, 88.0, n, false), 80),
+        (Log, positive.clone(), 160),
+        (Sin, sweep(-std::f64::consts::PI, std::f64::consts::PI, n, false), 2),
+        (Cos, sweep(-1.5, 1.5, n, false), 2),
+        (Tan, sweep(-1.5, 1.5, n, false), 4),
+        (Erf, sweep(-4.0, 4.0, n, false), 16),
+    ];
+    let mut report = String::new();
+    let mut failures = Vec::new();
+    for (f, xs, bound) in unary {
+        let args = [Value::vector(Buffer::F32(xs.clone()))];
+        let op = Op::Math(f, vec![0]);
+        let expected = on_cpu(&op, &args).expect("a result");
+        let actual = on_gpu(&gpu, &op, &args, Some(Scalar::F32)).expect("runs").expect("a result");
+        let (Value::Vector(e), Value::Vector(a)) = (&expected, &actual) else { panic!("vectors") };
+        let (Buffer::F32(e), Buffer::F32(a)) = (e.as_ref(), a.as_ref()) else { panic!("f32") };
+        let (worst, at) =
+            e.iter().zip(a).map(|(x, y)| ulps(*x, *y)).zip(&xs).max_by_key(|(u, _)| *u).expect("values");
+        report.push_str(&format!("{}: {worst} ulps (at {at:e}), bound {bound}\n", f.name()));
+        if worst > bound {
+            failures.push(format!("{} is {worst} ulps off at {at:e} (bound {bound})", f.name()));
+        }
+    }
+    // `pow` (a positive base; a negative one is `pow(-a, b)` with a sign) and `atan2`, on grids.
+    let bases = sweep(1e-3, 1e3, 141, true);
+    let exponents = sweep(-8.0, 8.0, 141, false);
+    let (xs, ys): (Vec<f32>, Vec<f32>) =
+        bases.iter().flat_map(|&x| exponents.iter().map(move |&y| (x, y))).unzip();
+    let angles_y = sweep(-10.0, 10.0, 141, false);
+    let (us, vs): (Vec<f32>, Vec<f32>) =
+        angles_y.iter().flat_map(|&y| angles_y.iter().map(move |&x| (y, x))).unzip();
+    for (f, a, b, bound) in [(Pow, xs, ys, 64), (Atan2, us, vs, 400)] {
+        let args = [Value::vector(Buffer::F32(a.clone())), Value::vector(Buffer::F32(b.clone()))];
+        let op = Op::Math(f, vec![0, 1]);
+        let expected = on_cpu(&op, &args).expect("a result");
+        let actual = on_gpu(&gpu, &op, &args, Some(Scalar::F32)).expect("runs").expect("a result");
+        let (Value::Vector(e), Value::Vector(r)) = (&expected, &actual) else { panic!("vectors") };
+        let (Buffer::F32(e), Buffer::F32(r)) = (e.as_ref(), r.as_ref()) else { panic!("f32") };
+        let (worst, k) = e
+            .iter()
+            .zip(r)
+            .map(|(x, y)| ulps(*x, *y))
+            .enumerate()
+            .map(|(k, u)| (u, k))
+            .max()
+            .expect("values");
+        report.push_str(&format!("{}: {worst} ulps (at {:e}, {:e}), bound {bound}\n", f.name(), a[k], b[k]));
+        if worst > bound {
+            failures.push(format!(
+                "{} is {worst} ulps off at ({:e}, {:e}) (bound {bound})",
+                f.name(),
+                a[k],
+                b[k]
+            ));
+        }
+    }
+    if std::env::var("WEFT_PRINT_ULPS").is_ok_and(|v| v == "1") {
+        eprintln!("{}\n{report}", gpu.describe());
+    }
+    assert!(failures.is_empty(), "{}\nall:\n{report}", failures.join("\n"));
 }

@@ -715,7 +715,11 @@ impl Gpu {
         let error = error.split_whitespace().collect::<Vec<_>>().join(" ");
         Err(GpuError::internal(format!(
             "the device rejected a batch of launches of {}: {error}",
-            if kernels.is_empty() { "no kernel".to_string() } else { kernels.join(", ") }
+            if kernels.is_empty() {
+                "no kernel".to_string()
+            } else {
+                kernels.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            }
         )))
     }
 

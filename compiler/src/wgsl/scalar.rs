@@ -36,6 +36,8 @@ pub enum Helper {
     CastF64I32,
     CastF32I64,
     CastF64I64,
+    Atan2F32,
+    Atan2F64,
     Erf,
     Random,
 }
@@ -314,7 +316,10 @@ fn math(
         MathFn::Tan => format!("tan({a})"),
         MathFn::Floor => format!("floor({a})"),
         MathFn::Ceil => format!("ceil({a})"),
-        MathFn::Atan2 => format!("atan2({a}, {b})"),
+        MathFn::Atan2 => call2(
+            if wide { Helper::Atan2F64 } else { Helper::Atan2F32 },
+            if wide { "atan2_f64" } else { "atan2_f32" },
+        ),
         MathFn::Erf if !wide => {
             helpers.insert(Helper::Erf);
             format!("erf_f32({a})")
@@ -462,6 +467,8 @@ fn helper_text(helper: Helper) -> String {
             "(-9223372036854775807li - 1li)",
             "0li",
         ),
+        Helper::Atan2F32 => atan2(Scalar::F32, "f"),
+        Helper::Atan2F64 => atan2(Scalar::F64, "lf"),
         Helper::Erf => ERF.to_string(),
         Helper::Random => RANDOM.to_string(),
     }
@@ -481,9 +488,21 @@ fn int_divmod(name: &str, ty: &str, adjusted: &str, plain: &str, zero: &str) -> 
 fn float_divmod(scalar: Scalar, vec: &str, s: &str, b_is_infinite: &str) -> String {
     let ty = wgsl_type(scalar);
     let negative_quotient = sign_bit("q", scalar);
+    let (nan_a, nan_b) = (is_nan("a", scalar), is_nan("b", scalar));
+    let (nan, a_is_infinite) = if scalar == Scalar::F64 {
+        (
+            "bitcast<f64>(0x7ff8000000000000lu)",
+            "(bitcast<u64>(a) & 0x7ffffffffffffffflu) == 0x7ff0000000000000lu",
+        )
+    } else {
+        ("bitcast<f32>(0x7fc00000u)", "(bitcast<u32>(a) & 0x7fffffffu) == 0x7f800000u")
+    };
     format!(
         "fn divmod_{ty}(a: {ty}, b: {ty}) -> {vec} {{
     if (b == 0.0{s}) {{ return {vec}(floor(a / b), a - b * trunc(a / b)); }}
+    // Otherwise NaN in, or an infinite dividend: NaN out, built from its bits (arithmetic that should
+    // give NaN may be folded by drivers that assume there is none).
+    if ({nan_a} || {nan_b} || {a_is_infinite}) {{ return {vec}({nan}, {nan}); }}
     var m = fma(-b, trunc(a / b), a);
     if ({b_is_infinite}) {{ m = a; }}
     var d = (a - m) / b;
@@ -565,6 +584,26 @@ fn float_pow(scalar: Scalar, s: &str) -> String {
         return select(m, -m, odd);
     }}
     return pow(a, b);
+}}
+"
+    )
+}
+
+/// `atan2` with IEEE's special cases, which WGSL leaves undefined: NaN in, NaN out; a zero
+/// `y` gives `y` itself (signed) when `x` is `+0.0` or positive, and `±pi` (with `y`'s sign)
+/// when `x` is `-0.0` or negative.
+fn atan2(scalar: Scalar, s: &str) -> String {
+    let ty = wgsl_type(scalar);
+    let (nan_y, nan_x, negative_x, negative_y) =
+        (is_nan("y", scalar), is_nan("x", scalar), sign_bit("x", scalar), sign_bit("y", scalar));
+    format!(
+        "fn atan2_{ty}(y: {ty}, x: {ty}) -> {ty} {{
+    if ({nan_y} || {nan_x}) {{ return x + y; }}
+    if (y == 0.0{s}) {{
+        if (!{negative_x}) {{ return y; }}
+        return select(3.141592653589793{s}, -3.141592653589793{s}, {negative_y});
+    }}
+    return atan2(y, x);
 }}
 "
     )
