@@ -248,7 +248,10 @@ fn main() -> ExitCode {
         }
         Command::Fmt { files, check } => fmt(&files, check),
         Command::Lsp => weft_lsp::serve_stdio(),
-        Command::Dev { tool: Some(DevTool::Fuzz { seed, seconds, programs, start, print, no_gpu, out }), .. } => {
+        Command::Dev {
+            tool: Some(DevTool::Fuzz { seed, seconds, programs, start, print, no_gpu, out }),
+            ..
+        } => {
             let config = weft_fuzz::Config {
                 seed,
                 budget: std::time::Duration::from_secs(seconds),
@@ -567,7 +570,12 @@ fn fuzz(config: &weft_fuzz::Config, start: u64, print: bool) -> ExitCode {
     let report = weft_fuzz::campaign(config, start, &mut |r| {
         if tty && r.programs != last {
             last = r.programs;
-            eprint!("\r{} programs, {} findings, {:.0} s", r.programs, r.findings.len(), r.elapsed.as_secs_f64());
+            eprint!(
+                "\r{} programs, {} findings, {:.0} s",
+                r.programs,
+                r.findings.len(),
+                r.elapsed.as_secs_f64()
+            );
         }
     });
     if tty {

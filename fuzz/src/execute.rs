@@ -88,12 +88,9 @@ pub fn compile_errors(text: &str) -> Option<String> {
     let file = SourceFile::new(&db, "fuzz.weft".into(), text.to_string());
     match catch_unwind(AssertUnwindSafe(|| driver::compile(&db, file).map(|_| ()))) {
         Ok(Ok(())) => None,
-        Ok(Err(diagnostics)) => Some(weft_compiler::diagnostics::render_text(
-            &diagnostics,
-            "fuzz.weft",
-            text,
-            false,
-        )),
+        Ok(Err(diagnostics)) => {
+            Some(weft_compiler::diagnostics::render_text(&diagnostics, "fuzz.weft", text, false))
+        }
         Err(panic) => Some(format!("the checker panicked: {}", panic_message(&*panic))),
     }
 }
@@ -116,7 +113,10 @@ pub fn run(text: &str, executor: Executor, python: Option<&Path>) -> Result<Outc
     };
     let db = Database::default();
     let file = SourceFile::new(&db, "fuzz.weft".into(), text.to_string());
-    let options = Options { fusion: weft_compiler::fuse::Options { strategy, ..Default::default() }, ..Options::default() };
+    let options = Options {
+        fusion: weft_compiler::fuse::Options { strategy, ..Default::default() },
+        ..Options::default()
+    };
     let mut host = Capture(String::new());
     let result = catch_unwind(AssertUnwindSafe(|| driver::run_with(&db, file, backend, options, &mut host)));
     let stdout = host.0;
@@ -124,7 +124,12 @@ pub fn run(text: &str, executor: Executor, python: Option<&Path>) -> Result<Outc
         Ok(Ok(())) => Ok(Outcome { stdout, error: None, panic: None }),
         Ok(Err(RunError::Runtime(d))) => Ok(Outcome {
             stdout,
-            error: Some((d.code.as_str().to_string(), d.range.start().into(), d.range.end().into(), d.message)),
+            error: Some((
+                d.code.as_str().to_string(),
+                d.range.start().into(),
+                d.range.end().into(),
+                d.message,
+            )),
             panic: None,
         }),
         Ok(Err(RunError::Compile(diagnostics))) => {

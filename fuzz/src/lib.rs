@@ -79,7 +79,8 @@ pub fn program_seed(seed: u64, index: u64) -> u64 {
 
 /// The executors a program is compared on, and how closely.
 fn executors(profile: Profile, gpu: bool, python: bool) -> Vec<(Executor, Agreement)> {
-    let mut out: Vec<(Executor, Agreement)> = STRATEGIES.iter().map(|&s| (Executor::Cpu(s), Agreement::Exact)).collect();
+    let mut out: Vec<(Executor, Agreement)> =
+        STRATEGIES.iter().map(|&s| (Executor::Cpu(s), Agreement::Exact)).collect();
     if gpu {
         let agreement = if profile == Profile::Full { Agreement::Tolerant } else { Agreement::Exact };
         out.extend(STRATEGIES.iter().map(|&s| (Executor::Gpu(s), agreement)));

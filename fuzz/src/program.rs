@@ -253,7 +253,11 @@ pub enum StmtKind {
     If(Expr, Vec<Stmt>, Vec<Stmt>),
     /// `counter = 0`, then `while counter < bound:` the body and `counter += 1`: a loop that
     /// always ends, whatever the shrinker does to `bound` and the body.
-    Loop { counter: String, bound: Expr, body: Vec<Stmt> },
+    Loop {
+        counter: String,
+        bound: Expr,
+        body: Vec<Stmt>,
+    },
     Return(Expr),
     Assert(Expr),
 }
@@ -359,8 +363,7 @@ impl Program {
     pub fn text(&self) -> String {
         let mut out = String::new();
         for f in &self.functions {
-            let params =
-                f.params.iter().map(|(n, t)| format!("{n}: {}", t.annotation())).collect::<Vec<_>>();
+            let params = f.params.iter().map(|(n, t)| format!("{n}: {}", t.annotation())).collect::<Vec<_>>();
             let _ = writeln!(out, "def {}({}) -> {}:", f.name, params.join(", "), f.result.annotation());
             write_block(&mut out, &f.body, 1);
         }

@@ -152,7 +152,9 @@ fn remove_stmt(p: &mut Program, mut k: usize) -> bool {
 /// The expressions of a statement, in order.
 fn stmt_exprs(s: &mut Stmt) -> Vec<&mut Expr> {
     match &mut s.kind {
-        StmtKind::Assign(_, e) | StmtKind::Update(_, _, e) | StmtKind::Return(e) | StmtKind::Assert(e) => vec![e],
+        StmtKind::Assign(_, e) | StmtKind::Update(_, _, e) | StmtKind::Return(e) | StmtKind::Assert(e) => {
+            vec![e]
+        }
         StmtKind::Print(es) => es.iter_mut().collect(),
         StmtKind::If(c, a, b) => {
             let mut v = vec![c];
@@ -229,7 +231,12 @@ mod tests {
     #[test]
     fn shrinking_keeps_the_failure_and_pinned_statements() {
         let seven = Expr::lit(Ty::I32, "7");
-        let sum = Expr::binary(Ty::I32, "+", Expr::binary(Ty::I32, "*", Expr::lit(Ty::I32, "2"), Expr::lit(Ty::I32, "3")), seven);
+        let sum = Expr::binary(
+            Ty::I32,
+            "+",
+            Expr::binary(Ty::I32, "*", Expr::lit(Ty::I32, "2"), Expr::lit(Ty::I32, "3")),
+            seven,
+        );
         let program = Program {
             profile: Profile::Exact,
             functions: vec![Function {

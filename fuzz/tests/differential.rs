@@ -20,7 +20,9 @@ fn gpu() -> bool {
             panic!("WEFT_REQUIRE_GPU=1 but there is no GPU: {e}")
         }
         Err(e) => {
-            eprintln!("the GPU executor is skipped: no adapter ({e}); set WEFT_REQUIRE_GPU=1 to make this a failure");
+            eprintln!(
+                "the GPU executor is skipped: no adapter ({e}); set WEFT_REQUIRE_GPU=1 to make this a failure"
+            );
             false
         }
     }

@@ -85,14 +85,14 @@ pub fn min_binding_bytes(module: &naga::Module) -> Vec<u64> {
     let min_size = |ty: naga::Handle<naga::Type>| -> u64 {
         match &module.types[ty].inner {
             naga::TypeInner::Array { size: naga::ArraySize::Dynamic, stride, .. } => u64::from(*stride),
-            naga::TypeInner::Struct { members, .. } => members.last().map_or(0, |last| {
-                match &module.types[last.ty].inner {
+            naga::TypeInner::Struct { members, .. } => {
+                members.last().map_or(0, |last| match &module.types[last.ty].inner {
                     naga::TypeInner::Array { size: naga::ArraySize::Dynamic, stride, .. } => {
                         u64::from(last.offset) + u64::from(*stride)
                     }
                     _ => u64::from(layouter[ty].size),
-                }
-            }),
+                })
+            }
             _ => u64::from(layouter[ty].size),
         }
     };

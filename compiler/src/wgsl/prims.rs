@@ -30,8 +30,12 @@ pub(super) fn combine(op: ReduceOp, elem: Scalar) -> (String, String) {
     let body = match op {
         ReduceOp::Add => "a + b".to_string(),
         ReduceOp::Mul => "a * b".to_string(),
-        ReduceOp::Min if float => format!("select(a, b, {})", super::scalar::float_extreme("a", "b", false, elem)),
-        ReduceOp::Max if float => format!("select(a, b, {})", super::scalar::float_extreme("a", "b", true, elem)),
+        ReduceOp::Min if float => {
+            format!("select(a, b, {})", super::scalar::float_extreme("a", "b", false, elem))
+        }
+        ReduceOp::Max if float => {
+            format!("select(a, b, {})", super::scalar::float_extreme("a", "b", true, elem))
+        }
         ReduceOp::Min => "min(a, b)".to_string(),
         ReduceOp::Max => "max(a, b)".to_string(),
         ReduceOp::And => "a & b".to_string(),
