@@ -1557,7 +1557,39 @@ impl<'a> GroupInferrer<'a> {
                 other: Some(body.expr_range(callee)),
                 what: "an argument has the wrong type",
             };
-            self.require(state, &params[i], &ty, origin);
+            if !self.require(state, &params[i], &ty, origin)
+                && let (Type::Seq(_), Type::Tuple(items)) = (self.shallow(&params[i]), self.shallow(&ty))
+                && let Some(help) = self.tuple_parameter_help(body, callee, i, items.len())
+                && let Some(diagnostic) = state.diagnostics.last_mut()
+            {
+                diagnostic.help = Some(help);
+            }
+        }
+    }
+
+    /// The help for a tuple passed where the callee's parameter is a sequence only because the
+    /// callee indexes it (`p[0]`): tuple indexing is not inferred, so an unannotated parameter
+    /// that is indexed is a sequence, and a tuple parameter needs its annotation. Only for a
+    /// parameter whose every read is such an index, so that the annotation is the whole fix.
+    fn tuple_parameter_help(&self, body: &Body, callee: ExprId, arg: usize, arity: usize) -> Option<String> {
+        match body.expr(callee) {
+            hir::Expr::Global(name) => {
+                let index = function_index(self.db, self.file, name)?;
+                let function = *file_functions(self.db, self.file).get(index as usize)?;
+                let callee_body = hir::function_hir(self.db, function);
+                let (params, ret) = (&callee_body.params, callee_body.ret_annotation.as_ref());
+                indexed_parameter_help(callee_body, name, params, ret, arg, arity)
+            }
+            hir::Expr::Local(local) => {
+                let lambda = body.stmts.iter().find_map(|stmt| match stmt {
+                    Stmt::Def { local: def, lambda } if def == local => Some(*lambda),
+                    _ => None,
+                })?;
+                let lambda = &body.lambdas[lambda as usize];
+                let name = lambda.name.as_deref()?;
+                indexed_parameter_help(body, name, &lambda.params, lambda.ret_annotation.as_ref(), arg, arity)
+            }
+            _ => None,
         }
     }
 
@@ -1910,6 +1942,88 @@ fn literal_out_of_range(value: i64, range: TextRange) -> Diagnostic {
 
 /// The help for a mismatch between two numeric types: the cast that fixes it, towards the float
 /// type when an integer meets a float (the lossless direction).
+/// `def swap(p: (a, b))`, for `tuple_parameter_help`: when parameter `arg` of the `def` `name`
+/// is unannotated and every read of it is an index by a literal, the `def` with that parameter
+/// annotated as a tuple of `arity` type variables (letters its other annotations do not use).
+fn indexed_parameter_help(
+    body: &Body,
+    name: &str,
+    params: &[hir::Param],
+    ret: Option<&TypeRef>,
+    arg: usize,
+    arity: usize,
+) -> Option<String> {
+    let param = params.get(arg).filter(|p| p.annotation.is_none())?;
+    let indexed: HashSet<ExprId> = body
+        .exprs
+        .iter()
+        .filter_map(|e| match e {
+            hir::Expr::Index { base, index } if literal_index(body, *index).is_some() => Some(*base),
+            _ => None,
+        })
+        .collect();
+    let mut reads = body
+        .exprs
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, hir::Expr::Local(l) if *l == param.local))
+        .map(|(id, _)| id as ExprId)
+        .peekable();
+    if reads.peek().is_none() || !reads.all(|id| indexed.contains(&id)) {
+        return None;
+    }
+    let mut used = Vec::new();
+    for annotation in params.iter().filter_map(|p| p.annotation.as_ref()).chain(ret) {
+        type_var_names(annotation, &mut used);
+    }
+    let vars: Vec<String> = ('a'..='z').map(String::from).filter(|v| !used.contains(v)).take(arity).collect();
+    if arity == 0 || vars.len() < arity {
+        return None;
+    }
+    let tuple = if arity == 1 { format!("({},)", vars[0]) } else { format!("({})", vars.join(", ")) };
+    let rendered: Vec<String> = params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let param_name = &body.local(p.local).name;
+            match (&p.annotation, i == arg) {
+                (_, true) => format!("{param_name}: {tuple}"),
+                (Some(annotation), false) => format!("{param_name}: {}", render_type_ref(annotation)),
+                (None, false) => param_name.clone(),
+            }
+        })
+        .collect();
+    let param_name = &body.local(param.local).name;
+    Some(format!(
+        "`{name}` indexes `{param_name}`, which makes an unannotated parameter a sequence (tuple \
+         indexing is not inferred); to pass a tuple, annotate the parameter: `def {name}({})`",
+        rendered.join(", ")
+    ))
+}
+
+fn type_var_names(annotation: &TypeRef, out: &mut Vec<String>) {
+    match annotation {
+        TypeRef::Var(v, _) => out.push(v.clone()),
+        TypeRef::Tuple(items, _) => items.iter().for_each(|t| type_var_names(t, out)),
+        TypeRef::Seq(elem, _) => type_var_names(elem, out),
+        TypeRef::Scalar(..) | TypeRef::Error(_) => {}
+    }
+}
+
+/// An annotation as it is written: `[(f32, a)]`.
+fn render_type_ref(annotation: &TypeRef) -> String {
+    match annotation {
+        TypeRef::Scalar(scalar, _) => scalar.name().to_string(),
+        TypeRef::Var(v, _) => v.clone(),
+        TypeRef::Tuple(items, _) if items.len() == 1 => format!("({},)", render_type_ref(&items[0])),
+        TypeRef::Tuple(items, _) => {
+            format!("({})", items.iter().map(render_type_ref).collect::<Vec<_>>().join(", "))
+        }
+        TypeRef::Seq(elem, _) => format!("[{}]", render_type_ref(elem)),
+        TypeRef::Error(_) => "…".to_string(),
+    }
+}
+
 fn conversion_help(expected: &str, actual: &str) -> Option<String> {
     let scalar =
         |s: &str| ["`i32`", "`i64`", "`f32`", "`f64`"].contains(&s).then(|| s.trim_matches('`').to_string());

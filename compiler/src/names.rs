@@ -268,7 +268,10 @@ impl<'a> Resolver<'a> {
                     preorder.skip_subtree()
                 }
                 LIST_COMP | GENERATOR_EXP | SET_COMP | DICT_COMP => self.enter_comprehension(&node),
-                COMP_FOR => self.bind_targets(&node, BindingKind::ComprehensionVar),
+                // A comprehension's clauses bind when it is entered.
+                COMP_FOR if !node.parent().is_some_and(|p| opens_scope(&p)) => {
+                    self.bind_targets(&node, BindingKind::ComprehensionVar)
+                }
                 ASSIGN_STMT | AUG_ASSIGN_STMT | FOR_STMT => self.bind_targets(&node, BindingKind::Local),
                 // Annotations name types, which the type checker resolves.
                 TYPE_ANNOTATION | RET_TYPE => preorder.skip_subtree(),
@@ -310,6 +313,11 @@ impl<'a> Resolver<'a> {
             .and_then(|first| first.children().filter(|n| is_expression(n.kind())).nth(1));
         let outer_range = first_iterable.map(|iterable| self.range(&iterable));
         self.scopes.push(Scope { outer_range, ..Scope::default() });
+        // Its variables are bound in all of it, the element (which comes first) included, so a
+        // comprehension in its element or in a later clause's sequence shadows them.
+        for clause in comprehension.children().filter(|n| n.kind() == COMP_FOR) {
+            self.bind_targets(&clause, BindingKind::ComprehensionVar);
+        }
     }
 
     /// Binds the names an assignment, a loop or a comprehension clause assigns to.
@@ -356,7 +364,16 @@ impl<'a> Resolver<'a> {
             return;
         }
         scope.names.insert(name.clone(), self.bindings.len());
-        let shadowed = outer.iter().rev().find_map(|s| s.names.get(&name)).map(|&b| self.bindings[b].range);
+        // The enclosing scopes the binding is in, as a read there would see them (`defer`): a
+        // comprehension's first iterable belongs to the scope around the comprehension, so a
+        // binding inside it (a nested comprehension's variable, a lambda's parameter) shadows
+        // nothing of that comprehension.
+        let shadowed = outer
+            .iter()
+            .rev()
+            .filter(|s| !s.outer_range.is_some_and(|skipped| skipped.contains_range(range)))
+            .find_map(|s| s.names.get(&name))
+            .map(|&b| self.bindings[b].range);
         if let Some(outer_range) = shadowed.filter(|_| !name.starts_with('_')) {
             let diagnostic = Diagnostic::new(
                 Code::ShadowedName,
@@ -651,6 +668,35 @@ mod tests {
             expect![[r#"
                 x@22 -> local@28
                 x@33 -> local@6
+                diagnostics: ["W0203"]
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_comprehension_in_the_first_iterable_shadows_nothing_of_the_outer_one() {
+        check(
+            "n = 5\nprint([x for x in [x * 2 for x in range(n)] if x > 2])\n",
+            expect![[r#"
+                print@6 -> Prelude
+                x@13 -> local@19
+                x@25 -> local@35
+                range@40 -> Prelude
+                n@46 -> TopLevel
+                x@53 -> local@19
+                diagnostics: []
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_comprehension_in_the_element_shadows_the_outer_variable() {
+        check(
+            "def f(ys):\n    return [[z for z in ys] for z in ys]\n",
+            expect![[r#"
+                z@24 -> local@30
+                ys@35 -> local@6
+                ys@48 -> local@6
                 diagnostics: ["W0203"]
             "#]],
         );

@@ -269,3 +269,28 @@ fn proven_equal_lengths_are_not_checked_at_run_time() {
         assert_eq!((out.as_str(), error), (expected, None));
     }
 }
+
+#[test]
+fn one_flatten_has_one_length_while_its_source_keeps_its_value() {
+    let same = "def f(xss: [[i32]]) -> [(i32, i32)]:\n\
+                \x20   return zip(flatten(xss), flatten(xss))\n\
+                print(f([[1], [2, 3]]))\n";
+    assert_eq!(flat_length_checks(same), 0);
+    let (out, error) = differential::run_source(same, Backend::Cpu);
+    assert_eq!((out.as_str(), error), ("[(1, 1), (2, 2), (3, 3)]\n", None));
+    // `xss` keeps its shape through the loop, and so does `b`, but not its value: the second
+    // iteration's `flatten(xss)` is shorter than `a`.
+    let rebound = "def f(xss: [[i32]]) -> i32:\n\
+                   \x20   a = flatten(xss)\n\
+                   \x20   b = zip(a, a)\n\
+                   \x20   for _i in range(2):\n\
+                   \x20       b = zip(a, flatten(xss))\n\
+                   \x20       xss = [ys[1:] for ys in xss]\n\
+                   \x20   return len(b)\n\
+                   print(f([[1, 2], [3]]))\n";
+    assert_eq!(flat_length_checks(rebound), 1);
+    let (_, interp) = differential::run_source(rebound, Backend::Interp);
+    let (_, cpu) = differential::run_source(rebound, Backend::Cpu);
+    assert_eq!(interp.as_ref().map(|e| e.0.as_str()), Some("E0403"));
+    assert_eq!(cpu, interp);
+}

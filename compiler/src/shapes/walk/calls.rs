@@ -4,12 +4,13 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{Walker, element, len_of};
+use super::{Term, Walker, element, element_of_type, len_of};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::hir::{self, ExprId};
 use crate::items::file_functions;
 use crate::shapes::symbolic::{Atom, AtomId, Comparison, Definition, Linear, compare};
 use crate::shapes::{Len, Shape, function_shapes};
+use crate::types::Type;
 
 impl Walker<'_> {
     pub(super) fn call(&mut self, id: ExprId, callee: ExprId, args: &[ExprId]) -> Shape {
@@ -184,15 +185,32 @@ impl Walker<'_> {
             }
             ("scan", 2) => len_of(&arg(1)).map(|n| seq(n, Shape::Scalar)),
             ("exclusive_scan", 3) => len_of(&arg(2)).map(|n| seq(n, Shape::Scalar)),
-            ("count", 1) => Some(Shape::Int(Linear::atom(self.atom(self.text(id), true)))),
+            ("count", 1) => {
+                let atom = match self.term(id) {
+                    Some(term) => self.opaque_atom(term, self.text(id), true),
+                    None => self.atom(self.text(id), true),
+                };
+                Some(Shape::Int(Linear::atom(atom)))
+            }
             // Only `i32` values are symbolic: `i32(x)` of one is itself.
             ("i32", 1) => int(0).map(Shape::Int),
             _ => None,
         };
         match result {
             Some(shape) => shape,
-            None => self.unknown_expr(id),
+            None => self.determined_seq(id).unwrap_or_else(|| self.unknown_expr(id)),
         }
+    }
+
+    /// A sequence whose length is not known, but which its arguments determine (`flatten(xss)`):
+    /// its length is one atom for every such call on the same values, so that
+    /// `zip(flatten(xss), flatten(xss))` needs no check.
+    fn determined_seq(&mut self, id: ExprId) -> Option<Shape> {
+        let Some(Type::Seq(elem)) = self.types.expr_types.get(id as usize) else { return None };
+        let term = self.term(id)?;
+        let name = format!("len({})", self.text(id));
+        let len = Linear::atom(self.opaque_atom(Term::Len(Box::new(term)), name, true));
+        Some(Shape::Seq { len: Len::Known(len), elem: Box::new(element_of_type(elem)) })
     }
 
     /// `map(f, xs, ...)`: the lengths must agree; an inline lambda or a top-level function is

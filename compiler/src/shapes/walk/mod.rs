@@ -29,6 +29,14 @@ pub(super) struct Walker<'a> {
     atoms: Vec<Atom>,
     /// Atoms that are functions of others (`max(e, 0)`, `a * b`), shared between equal ones.
     interned: HashMap<Definition, AtomId>,
+    /// Atoms for what nothing is known of but which one expression determines (the length of
+    /// `flatten(xss)`), shared between the reads of that expression while its locals keep their
+    /// values (`Term`).
+    opaque: HashMap<Term, AtomId>,
+    /// Each local's current value, as a number a binding changes (`rebind`); a local with none
+    /// keeps the value it had on entry.
+    versions: HashMap<LocalId, u32>,
+    next_version: u32,
     /// Atoms minted for a value not yet bound: the first binding names them.
     unnamed: HashSet<AtomId>,
     env: HashMap<LocalId, Shape>,
@@ -38,6 +46,41 @@ pub(super) struct Walker<'a> {
     returns: Vec<Shape>,
     out: BodyShapes,
 }
+
+/// A value one expression determines: the expression, with each local it reads at the value it
+/// has (its `versions` entry). Two reads with one `Term` compute one value, so an atom standing
+/// for that value (or for its length) can be shared between them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum Term {
+    Local(LocalId, Option<u32>),
+    Int(i64),
+    /// A call of a prelude function whose result depends only on its arguments.
+    Call(String, Vec<Term>),
+    /// The length of the term's value: the key of a length atom, where the term's own key is
+    /// that of an integer atom (`count(mask)`).
+    Len(Box<Term>),
+}
+
+/// The prelude functions whose result is determined by their arguments alone, and whose
+/// arguments are values (no function, whose result may depend on what it captures).
+const DETERMINED_BY_ARGUMENTS: &[&str] = &[
+    "len",
+    "range",
+    "indices",
+    "zip",
+    "unzip",
+    "concat",
+    "flatten",
+    "reverse",
+    "replicate",
+    "gather",
+    "scatter",
+    "permute",
+    "sort",
+    "count",
+    "lengths",
+    "i32",
+];
 
 /// How far the walk had got, to undo a loop pass that turned out not to be stable.
 struct Marks {
@@ -66,6 +109,9 @@ impl<'a> Walker<'a> {
             callers,
             atoms: Vec::new(),
             interned: HashMap::default(),
+            opaque: HashMap::default(),
+            versions: HashMap::default(),
+            next_version: 0,
             unnamed: HashSet::default(),
             env: HashMap::default(),
             globals: HashMap::default(),
@@ -107,6 +153,39 @@ impl<'a> Walker<'a> {
     fn atom(&mut self, name: impl Into<String>, nonneg: bool) -> AtomId {
         self.atoms.push(Atom { name: name.into(), nonneg, lower: None, upper: None, definition: None });
         (self.atoms.len() - 1) as AtomId
+    }
+
+    /// `local` gets a new value: reads from here on are other `Term`s than those before.
+    fn rebind(&mut self, local: LocalId) {
+        self.versions.insert(local, self.next_version);
+        self.next_version += 1;
+    }
+
+    /// The `Term` an expression computes, when it is one.
+    pub(super) fn term(&self, expr: ExprId) -> Option<Term> {
+        match self.body.expr(expr) {
+            hir::Expr::Local(local) => Some(Term::Local(*local, self.versions.get(local).copied())),
+            hir::Expr::Literal(Literal::Int(i)) => Some(Term::Int(*i)),
+            hir::Expr::Call { callee, args } => match self.body.expr(*callee) {
+                hir::Expr::Prelude(name) if DETERMINED_BY_ARGUMENTS.contains(&name.as_str()) => {
+                    let args = args.iter().map(|&a| self.term(a)).collect::<Option<Vec<Term>>>()?;
+                    Some(Term::Call(name.clone(), args))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The atom for `term`, minted (named `name` until a binding names it) on its first use.
+    pub(super) fn opaque_atom(&mut self, term: Term, name: String, nonneg: bool) -> AtomId {
+        if let Some(&atom) = self.opaque.get(&term) {
+            return atom;
+        }
+        let atom = self.atom(name, nonneg);
+        self.unnamed.insert(atom);
+        self.opaque.insert(term, atom);
+        atom
     }
 
     /// A length nothing is known of, named after `hint` until a binding names it.
@@ -353,6 +432,7 @@ impl<'a> Walker<'a> {
             }
             Stmt::Def { local, lambda } => {
                 self.lambda(lambda, None);
+                self.rebind(local);
                 self.env.insert(local, Shape::Scalar);
             }
         }
@@ -396,6 +476,11 @@ impl<'a> Walker<'a> {
         for _ in 0..=2 * rebound.len() {
             let entry: Vec<(LocalId, Option<Shape>)> =
                 rebound.iter().map(|l| (*l, self.env.get(l).cloned())).collect();
+            // A local the body rebinds has, on entry to an iteration, the value the previous one
+            // left: not the value of any read before the loop or in an earlier pass.
+            for &local in &rebound {
+                self.rebind(local);
+            }
             let marks = self.marks();
             let saved_returns = self.returns.len();
             let refined = enter(self).unwrap_or_default();
@@ -422,6 +507,10 @@ impl<'a> Walker<'a> {
                     if !joined.contains_key(local) && !unknown.contains(local) && shape.is_none() {
                         self.env.remove(local);
                     }
+                }
+                // After the loop, they hold the last iteration's values, or those before it.
+                for &local in rebound.iter().chain(loop_vars) {
+                    self.rebind(local);
                 }
                 return;
             }
@@ -475,6 +564,7 @@ impl<'a> Walker<'a> {
     fn bind(&mut self, pattern: &Pattern, shape: &Shape) {
         match pattern {
             Pattern::Bind(local, range) => {
+                self.rebind(*local);
                 let name = self.body.local(*local).name.clone();
                 self.name_atoms(shape, &name);
                 self.record(*local, *range, shape.clone());
@@ -806,12 +896,16 @@ impl<'a> Walker<'a> {
     fn lambda(&mut self, lambda: LambdaId, params: Option<Vec<Shape>>) -> Shape {
         let lambda = self.body.lambdas[lambda as usize].clone();
         let saved_env = self.env.clone();
+        let saved_versions = self.versions.clone();
         let saved_returns = std::mem::take(&mut self.returns);
         // A closure may run after a local it reads is rebound: forget those.
-        for local in &self.rebound {
-            self.env.remove(local);
+        let rebound: Vec<LocalId> = self.rebound.iter().copied().collect();
+        for local in rebound {
+            self.env.remove(&local);
+            self.rebind(local);
         }
         for (i, param) in lambda.params.iter().enumerate() {
+            self.rebind(param.local);
             let name = self.body.local(param.local).name.clone();
             let shape = match params.as_ref().and_then(|p| p.get(i)) {
                 Some(shape) => shape.clone(),
@@ -828,6 +922,7 @@ impl<'a> Walker<'a> {
             }
         };
         self.env = saved_env;
+        self.versions = saved_versions;
         self.returns = saved_returns;
         result
     }
