@@ -1,8 +1,10 @@
 //! The differential generator in CI: every saved finding (`fuzz/regressions/`) agrees on
 //! every executor, and a campaign with a fixed seed finds no disagreement.
 //!
-//! The campaign runs for `WEFT_FUZZ_SECONDS` (default 150) from seed `WEFT_FUZZ_SEED` (default
-//! 23); `weft dev fuzz --seed S --seconds T` runs a longer one. Without a GPU adapter the GPU
+//! The campaign runs `WEFT_FUZZ_PROGRAMS` programs (default 120) from seed `WEFT_FUZZ_SEED`
+//! (default 23), so that CI checks the same programs every time, stopping early only past
+//! `WEFT_FUZZ_SECONDS` (default 300) on a slow machine; `weft dev fuzz --seed S --seconds T`
+//! runs a longer one. Without a GPU adapter the GPU
 //! executor is left out and says so, unless `WEFT_REQUIRE_GPU=1` (as CI sets it), where a
 //! missing adapter fails the test.
 
@@ -58,8 +60,8 @@ fn a_fixed_seed_campaign_finds_no_disagreement() {
     let python = root().join("tests/python/prelude.py");
     let config = weft_fuzz::Config {
         seed: env_number("WEFT_FUZZ_SEED", 23),
-        budget: Duration::from_secs(env_number("WEFT_FUZZ_SECONDS", 150)),
-        max_programs: None,
+        budget: Duration::from_secs(env_number("WEFT_FUZZ_SECONDS", 300)),
+        max_programs: Some(env_number("WEFT_FUZZ_PROGRAMS", 120)),
         gpu: gpu(),
         python: Some(python),
         save_to: Some(root().join("target/fuzz-findings")),
