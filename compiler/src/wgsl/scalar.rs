@@ -381,7 +381,7 @@ pub(super) fn is_nan(x: &str, ty: Scalar) -> String {
 /// Whether the float `x` has its sign bit set, `-0.0` included, which no comparison tells.
 fn sign_bit(x: &str, ty: Scalar) -> String {
     if ty == Scalar::F64 {
-        format!("((bitcast<u64>({x}) >> 63lu) == 1lu)")
+        format!("((bitcast<u64>({x}) >> 63u) == 1lu)")
     } else {
         format!("((bitcast<u32>({x}) >> 31u) == 1u)")
     }
