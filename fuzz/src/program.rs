@@ -247,8 +247,6 @@ pub struct Stmt {
 #[derive(Clone, Debug)]
 pub enum StmtKind {
     Assign(String, Expr),
-    /// `name op= value`.
-    Update(String, &'static str, Expr),
     Print(Vec<Expr>),
     If(Expr, Vec<Stmt>, Vec<Stmt>),
     /// `counter = 0`, then `while counter < bound:` the body and `counter += 1`: a loop that
@@ -277,11 +275,6 @@ impl Stmt {
         match &self.kind {
             StmtKind::Assign(name, value) => {
                 let _ = write!(out, "{pad}{name} = ");
-                value.write(out);
-                out.push('\n');
-            }
-            StmtKind::Update(name, op, value) => {
-                let _ = write!(out, "{pad}{name} {op}= ");
                 value.write(out);
                 out.push('\n');
             }
@@ -377,10 +370,7 @@ impl Program {
             body.iter()
                 .map(|s| {
                     1 + match &s.kind {
-                        StmtKind::Assign(_, e)
-                        | StmtKind::Update(_, _, e)
-                        | StmtKind::Return(e)
-                        | StmtKind::Assert(e) => e.size(),
+                        StmtKind::Assign(_, e) | StmtKind::Return(e) | StmtKind::Assert(e) => e.size(),
                         StmtKind::Print(es) => es.iter().map(Expr::size).sum(),
                         StmtKind::If(c, a, b) => c.size() + block(a) + block(b),
                         StmtKind::Loop { bound, body, .. } => bound.size() + block(body),

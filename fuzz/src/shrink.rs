@@ -152,7 +152,7 @@ fn remove_stmt(p: &mut Program, mut k: usize) -> bool {
 /// The expressions of a statement, in order.
 fn stmt_exprs(s: &mut Stmt) -> Vec<&mut Expr> {
     match &mut s.kind {
-        StmtKind::Assign(_, e) | StmtKind::Update(_, _, e) | StmtKind::Return(e) | StmtKind::Assert(e) => {
+        StmtKind::Assign(_, e) | StmtKind::Return(e) | StmtKind::Assert(e) => {
             vec![e]
         }
         StmtKind::Print(es) => es.iter_mut().collect(),
