@@ -7,14 +7,15 @@
 //!
 //! `cargo bench --bench lsp`. Prints a table; `docs/performance.md` records it.
 
-#[path = "../tests/lsp_client/mod.rs"]
+#[path = "../tests/weft/lsp_client/mod.rs"]
 mod lsp_client;
 
 use std::time::{Duration, Instant};
 
 use lsp_client::Client;
 use serde_json::{Value, json};
-use weft_compiler::{Database, SourceFile};
+use weft_analysis::Database;
+use weft_analysis::SourceFile;
 
 const URI: &str = "file:///bench/generated.weft";
 const LINES: usize = 2000;
@@ -49,14 +50,14 @@ fn generated_file() -> String {
 
 /// `text` with every top-level function and variable renamed to `{name}_{copy}`.
 fn renamed(text: &str, copy: usize) -> String {
-    use weft_compiler::ide::document_symbols;
+    use weft_ide::document_symbols;
     let mut db = Database::default();
     let file = SourceFile::new(&db, "copy.weft".into(), text.to_string());
     let count = document_symbols(&db, file).len();
     for k in 0..count {
         let symbol = &document_symbols(&db, file)[k];
         let (name, at) = (symbol.name.clone(), symbol.selection.start());
-        let Ok(mut edits) = weft_compiler::ide::rename(&db, file, at, &format!("{name}_{copy}")) else {
+        let Ok(mut edits) = weft_ide::rename(&db, file, at, &format!("{name}_{copy}")) else {
             continue;
         };
         edits.sort_by_key(|e| std::cmp::Reverse(e.range.start()));
@@ -149,6 +150,16 @@ fn main() {
         inlay_rest.push(t.elapsed());
     }
 
+    // `weft/wgsl` on unchanged text, as an editor's kernel view asks again and again.
+    let mut wgsl_requests = Vec::new();
+    for _ in 0..6 {
+        let t = Instant::now();
+        let kernels = client.request("weft/wgsl", json!({ "textDocument": { "uri": URI } }));
+        wgsl_requests.push(t.elapsed());
+        assert!(kernels.as_array().is_some_and(|k| !k.is_empty()), "no kernels: {kernels}");
+    }
+    let wgsl_first = wgsl_requests.remove(0);
+
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let (mut edit, mut hover_after, mut inlay_after, mut plan_after) = (vec![], vec![], vec![], vec![]);
     for version in 2..=41 {
@@ -186,6 +197,8 @@ fn main() {
         let (p50, p95) = (percentile(samples, 0.5), percentile(samples, 0.95));
         println!("| {name} ({} runs) | {} | {} | {target} |", samples.len(), ms(p50), ms(p95));
     };
+    println!("| `weft/wgsl`, first request after the plan | {} | | |", ms(wgsl_first));
+    row("`weft/wgsl` again on unchanged text", &mut wgsl_requests, "");
     row("inserted line to published diagnostics", &mut edit, "p95 < 50 ms");
     row("hover, at rest", &mut hover_rest, "p95 < 10 ms");
     row("hover, right after an edit", &mut hover_after, "p95 < 10 ms");

@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use weft_compiler::check::{CheckConfig, OutputFormat, check_sources};
-use weft_compiler::diagnostics::render_text;
-use weft_compiler::driver::{self, Backend, RunError};
-use weft_compiler::{Diagnostic, SourceFile, flatten, fuse, gpu, interp};
+use weft_analysis::check::{CheckConfig, OutputFormat, check_sources};
+use weft_analysis::pipeline::{self, InnerSchedule, Options, Strategy};
+use weft_analysis::{Database, SourceFile};
+use weft_session::{Backend, DeviceSlot, Event, RunError, Session};
+use weft_syntax::Diagnostic;
+use weft_syntax::diagnostics::render_text;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -76,7 +78,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
         format: PlanFormat,
         /// Storage buffers one kernel may bind (the adapter's limit; WebGPU guarantees 8).
-        #[arg(long, default_value_t = weft_compiler::fuse::PORTABLE_BINDINGS)]
+        #[arg(long, default_value_t = pipeline::PORTABLE_BINDINGS)]
         max_bindings: u32,
         #[command(flatten)]
         schedule: ScheduleArgs,
@@ -106,7 +108,7 @@ enum Command {
         #[command(subcommand)]
         tool: Option<DevTool>,
         /// Print the program after this pass.
-        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(driver::PASSES))]
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(pipeline::PASSES))]
         after: Option<String>,
         /// The `.weft` file.
         file: Option<PathBuf>,
@@ -153,7 +155,7 @@ struct ScheduleArgs {
     inner: InnerArg,
     /// Run a recursive function called from parallel code on this many elements at a time
     /// (piecewise execution, which bounds its memory); 0 runs all elements at once.
-    #[arg(long, default_value_t = flatten::DEFAULT_PIECE_SIZE)]
+    #[arg(long, default_value_t = pipeline::DEFAULT_PIECE_SIZE)]
     piece_size: u32,
     /// How ops are grouped into kernels: one per op, greedily, or by the integer linear
     /// program.
@@ -190,22 +192,20 @@ enum PlanFormat {
 }
 
 impl ScheduleArgs {
-    fn options(self) -> flatten::Options {
-        let strategy = match self.fusion {
-            FusionArg::None => fuse::Strategy::None,
-            FusionArg::Greedy => fuse::Strategy::Greedy,
-            FusionArg::Ilp => fuse::Strategy::Ilp,
+    fn options(self) -> Options {
+        let mut options = Options::default();
+        options.flatten.inner = match self.inner {
+            InnerArg::Auto => InnerSchedule::Auto,
+            InnerArg::Flat => InnerSchedule::Flat,
+            InnerArg::Sequential => InnerSchedule::Sequential,
         };
-        flatten::Options {
-            inner: match self.inner {
-                InnerArg::Auto => flatten::InnerSchedule::Auto,
-                InnerArg::Flat => flatten::InnerSchedule::Flat,
-                InnerArg::Sequential => flatten::InnerSchedule::Sequential,
-            },
-            piece_size: self.piece_size,
-            fusion: fuse::Options { strategy, ..fuse::Options::default() },
-            ..flatten::Options::default()
-        }
+        options.flatten.piece_size = self.piece_size;
+        options.fusion.strategy = match self.fusion {
+            FusionArg::None => Strategy::None,
+            FusionArg::Greedy => Strategy::Greedy,
+            FusionArg::Ilp => Strategy::Ilp,
+        };
+        options
     }
 }
 
@@ -233,18 +233,15 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { files, format, shapes } => check(&files, format, shapes),
         Command::Run { file, backend, device, profile, schedule } => {
-            if let Some(name) = device {
-                gpu::prefer_adapter(name);
-            }
-            run(&file, backend, profile, schedule.options())
+            run(&file, backend, device, profile, schedule.options())
         }
         Command::Devices => devices(),
-        Command::Wgsl { file, schedule } => wgsl(&file, schedule.options().for_gpu()),
+        Command::Wgsl { file, schedule } => {
+            wgsl(&file, schedule.options().for_gpu(pipeline::PORTABLE_BINDINGS))
+        }
         Command::Ir { file, schedule } => ir(&file, schedule.options()),
         Command::Fusion { file, format, max_bindings, schedule } => {
-            let mut options = schedule.options().for_gpu();
-            options.fusion.max_bindings = max_bindings;
-            fusion(&file, format, options)
+            fusion(&file, format, schedule.options().for_gpu(max_bindings))
         }
         Command::Fmt { files, check } => fmt(&files, check),
         Command::Lsp => weft_lsp::serve_stdio(),
@@ -277,13 +274,13 @@ fn use_color(stream: &impl IsTerminal) -> bool {
 }
 
 /// Reads a source file into a fresh database; a read failure is a usage error.
-fn load(path: &Path) -> Result<(weft_compiler::Database, SourceFile), ExitCode> {
+fn load(path: &Path) -> Result<(Database, SourceFile), ExitCode> {
     let bytes = std::fs::read(path).map_err(|error| {
         eprintln!("error: cannot read {}: {error}", path.display());
         ExitCode::from(USAGE_ERROR)
     })?;
-    let (text, utf8_error) = weft_compiler::decode_source(&bytes);
-    let db = weft_compiler::Database::default();
+    let (text, utf8_error) = weft_analysis::decode_source(&bytes);
+    let db = Database::default();
     let file = SourceFile::new(&db, path.display().to_string(), text);
     if let Some(error) = utf8_error {
         report(&db, file, &[error]);
@@ -292,53 +289,56 @@ fn load(path: &Path) -> Result<(weft_compiler::Database, SourceFile), ExitCode> 
     Ok((db, file))
 }
 
-fn report(db: &weft_compiler::Database, file: SourceFile, diagnostics: &[Diagnostic]) {
+fn report(db: &Database, file: SourceFile, diagnostics: &[Diagnostic]) {
     let text = render_text(diagnostics, file.path(db), file.text(db), use_color(&std::io::stderr()));
     let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
-/// Prints to stdout and reads data files relative to the working directory.
-struct StdoutHost {
-    out: std::io::BufWriter<std::io::Stdout>,
-}
-
-impl interp::Host for StdoutHost {
-    fn print(&mut self, line: &str) {
-        let _ = self.out.write_all(line.as_bytes());
+/// `weft run FILE`: the program's output on stdout, notices, diagnostics and the profile on
+/// stderr.
+fn run(path: &Path, backend: Option<BackendArg>, device: Option<String>, profile: bool, options: Options) -> ExitCode {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            eprintln!("error: cannot read {}: {error}", path.display());
+            return ExitCode::from(USAGE_ERROR);
+        }
+    };
+    let (text, utf8_error) = weft_analysis::decode_source(&bytes);
+    let mut session = Session::new(DeviceSlot::new(device));
+    let file = session.source(path.display().to_string(), text);
+    if let Some(error) = utf8_error {
+        report(session.db(), file, &[error]);
+        return ExitCode::from(1);
     }
-
-    fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
-        std::fs::read(path)
-    }
-}
-
-fn run(path: &Path, backend: Option<BackendArg>, profile: bool, options: flatten::Options) -> ExitCode {
-    let (db, file) = match load(path) {
-        Ok(loaded) => loaded,
-        Err(code) => return code,
+    let backend = backend.map(|b| match b {
+        BackendArg::Interp => Backend::Interp,
+        BackendArg::Cpu => Backend::Cpu,
+        BackendArg::Gpu => Backend::Gpu,
+    });
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    let mut events = |event: Event| match event {
+        Event::Printed(line) => {
+            let _ = out.write_all(line.as_bytes());
+        }
+        Event::Notice(notice) => eprintln!("weft: {notice}"),
+        Event::Profile(text) => {
+            let _ = out.flush();
+            let _ = std::io::stderr().write_all(text.as_bytes());
+        }
+        Event::Diagnostic(_) | Event::Value { .. } => {}
     };
-    let backend = match backend {
-        Some(BackendArg::Interp) => Backend::Interp,
-        Some(BackendArg::Cpu) => Backend::Cpu,
-        Some(BackendArg::Gpu) => Backend::Gpu,
-        None => default_backend(&db, file),
-    };
-    let mut host = StdoutHost { out: std::io::BufWriter::new(std::io::stdout()) };
-    let result = match backend {
-        Backend::Gpu if profile => driver::run_gpu_profiled(&db, file, options, &mut host)
-            .map(|report| print_profile(&report, file.text(&db))),
-        Backend::Gpu => driver::run_gpu_with(&db, file, options, &mut host).map(|_| ()),
-        other => driver::run_with(&db, file, other, options, &mut host),
-    };
-    let _ = host.out.flush();
+    let result = session.run(file, backend, options, profile, &mut events);
+    let _ = out.flush();
+    drop(out);
     let code = match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::SUCCESS,
         Err(RunError::Compile(diagnostics)) => {
-            report(&db, file, &diagnostics);
+            report(session.db(), file, &diagnostics);
             ExitCode::from(1)
         }
         Err(RunError::Runtime(diagnostic)) => {
-            report(&db, file, &[diagnostic]);
+            report(session.db(), file, &[diagnostic]);
             ExitCode::from(1)
         }
         Err(RunError::NoDevice(why)) => {
@@ -346,141 +346,14 @@ fn run(path: &Path, backend: Option<BackendArg>, profile: bool, options: flatten
             ExitCode::from(1)
         }
     };
-    std::mem::forget(db);
+    // The process ends next; freeing every tree and memo first would only delay the exit.
+    std::mem::forget(session);
     code
-}
-
-/// What `--profile` prints, on stderr: the GPU executor's counts, then kernel time, launches,
-/// read-backs and bytes by source range (the op or condition they ran for), by kernel, and by
-/// call depth.
-fn print_profile(report: &gpu::Report, text: &str) {
-    let s = &report.stats;
-    let mut out = String::new();
-    if let Ok(device) = gpu::shared_gpu() {
-        out.push_str(&format!("profile: adapter {}\n", device.describe()));
-    }
-    out.push_str(&format!(
-        "  launches {}, submissions {}, read-backs {} ({} bytes), uploads {} ({} bytes)\n",
-        s.launches, s.submissions, s.read_backs, s.bytes_read_back, s.uploads, s.bytes_uploaded
-    ));
-    out.push_str(&format!(
-        "  bytes bound to kernels {}, buffers created {}, pipelines built {} in {:.1} ms\n",
-        s.bytes_bound,
-        s.buffers_created,
-        s.pipelines_built,
-        s.pipeline_time.as_secs_f64() * 1e3
-    ));
-    if let Some(profile) = &report.profile {
-        out.push_str(&profile_tables(profile, text));
-    }
-    if report.levels.len() > 2 {
-        out.push_str("  by call depth (1 is the top level):\n    depth     calls  launches  read-backs\n");
-        for (depth, level) in report.levels.iter().enumerate().skip(1) {
-            out.push_str(&format!(
-                "    {depth:>5} {:>9} {:>9} {:>11}\n",
-                level.calls, level.launches, level.read_backs
-            ));
-        }
-    }
-    for (op, count) in &report.on_cpu {
-        out.push_str(&format!("  ran on the cpu executor ({count}x): {op}\n"));
-    }
-    let _ = std::io::stderr().write_all(out.as_bytes());
-}
-
-/// The profile's time and traffic by source range, then time and launches by kernel.
-fn profile_tables(profile: &weft_compiler::runtime::Profile, text: &str) -> String {
-    use std::collections::BTreeMap;
-    use std::time::Duration;
-    let clock = match profile.clock {
-        weft_compiler::runtime::ProfileClock::Timestamps => "timestamp queries",
-        weft_compiler::runtime::ProfileClock::WallClock => "wall clock around each launch",
-    };
-    let total: Duration = profile.timings.iter().map(|t| t.time).sum();
-    let mut out = format!("  kernel time {:.3} ms ({clock})\n", total.as_secs_f64() * 1e3);
-    let mut by_source: BTreeMap<(u32, u32), Duration> = BTreeMap::new();
-    let mut by_kernel: BTreeMap<&str, (Duration, u64)> = BTreeMap::new();
-    for t in &profile.timings {
-        *by_source.entry(t.source).or_default() += t.time;
-        let k = by_kernel.entry(&t.kernel).or_default();
-        k.0 += t.time;
-        k.1 += 1;
-    }
-    let mut sources: Vec<_> = profile.sources.iter().collect();
-    sources.sort_by_key(|(range, traffic)| {
-        (
-            std::cmp::Reverse(by_source.get(*range).copied().unwrap_or_default()),
-            std::cmp::Reverse(traffic.launches),
-        )
-    });
-    let index = weft_compiler::line_index::LineIndex::new(text);
-    out.push_str("  by source (bytes: bound to kernels and read back):\n         ms  launches  read-backs           bytes  where\n");
-    for ((start, end), traffic) in sources {
-        let time = by_source.get(&(*start, *end)).copied().unwrap_or_default();
-        let at = index.line_col((*start).into());
-        let snippet: String = text
-            .get(*start as usize..*end as usize)
-            .unwrap_or("")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        let snippet = if snippet.chars().count() > 48 {
-            format!("{}…", snippet.chars().take(47).collect::<String>())
-        } else {
-            snippet
-        };
-        let snippet = if *end == 0 { "(the run's setup and final check)".to_string() } else { snippet };
-        out.push_str(&format!(
-            "  {:>9.3} {:>9} {:>11} {:>15}  {}:{} {snippet}\n",
-            time.as_secs_f64() * 1e3,
-            traffic.launches,
-            traffic.read_backs,
-            traffic.bytes_bound + traffic.bytes_read_back,
-            at.line + 1,
-            at.col + 1
-        ));
-    }
-    let mut kernels: Vec<_> = by_kernel.into_iter().collect();
-    kernels.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(b.0)));
-    out.push_str("  by kernel:\n         ms  launches  kernel\n");
-    for (name, (time, launches)) in kernels {
-        out.push_str(&format!("  {:>9.3} {launches:>9}  {name}\n", time.as_secs_f64() * 1e3));
-    }
-    out
-}
-
-/// The gpu executor on a GPU adapter that is not a CPU (lavapipe and llvmpipe only when asked
-/// for), else the cpu executor, or the interpreter for a program the flattener cannot handle
-/// yet; with a one-line notice unless it is the gpu, as the brief asks.
-fn default_backend(db: &weft_compiler::Database, file: SourceFile) -> Backend {
-    match driver::flat_program(db, file) {
-        Err(diagnostics)
-            if diagnostics.iter().all(|d| d.code == weft_compiler::Code::UnsupportedOnDevice) =>
-        {
-            let position = weft_compiler::line_index::LineIndex::new(file.text(db))
-                .line_col(diagnostics[0].range.start());
-            eprintln!(
-                "weft: running on the reference interpreter: {} ({}:{}:{})",
-                diagnostics[0].message,
-                file.path(db),
-                position.line + 1,
-                position.col + 1
-            );
-            Backend::Interp
-        }
-        _ if gpu::shared_gpu().is_ok_and(|device| !device.is_cpu()) => Backend::Gpu,
-        _ => {
-            eprintln!(
-                "weft: running on the cpu executor (no GPU adapter other than a CPU one; --backend gpu uses it)"
-            );
-            Backend::Cpu
-        }
-    }
 }
 
 /// `weft devices`: every adapter, the one `weft run` would choose marked.
 fn devices() -> ExitCode {
-    let adapters = weft_compiler::runtime::adapter_summaries();
+    let adapters = weft_session::adapter_summaries();
     if adapters.is_empty() {
         eprintln!(
             "error: no GPU adapter found; on Debian, `mesa-vulkan-drivers` gives lavapipe (Vulkan on the CPU)"
@@ -510,13 +383,13 @@ fn devices() -> ExitCode {
 }
 
 /// `weft wgsl FILE`: the kernels of the program, each validated.
-fn wgsl(path: &Path, options: flatten::Options) -> ExitCode {
+fn wgsl(path: &Path, options: Options) -> ExitCode {
     show(path, |db, file| {
-        let program = driver::flat_program_with(db, file, options)?;
-        let index = weft_compiler::line_index::LineIndex::new(file.text(db));
+        let kernels = pipeline::kernels(db, file, options)?;
+        let index = weft_syntax::line_index::LineIndex::new(file.text(db));
         let mut out = String::new();
         let mut failures = Vec::new();
-        for kernel in weft_compiler::wgsl::program::program_kernels(&program) {
+        for kernel in kernels {
             let at = index.line_col(kernel.span.start());
             out.push_str(&format!(
                 "// kernel `{}`, for `{}` at {}:{}:{}\n",
@@ -529,7 +402,7 @@ fn wgsl(path: &Path, options: flatten::Options) -> ExitCode {
             match kernel.kernel.validate() {
                 Ok(_) => out.push_str(&kernel.kernel.source),
                 Err(why) => {
-                    failures.push(Diagnostic::new(weft_compiler::Code::InternalError, kernel.span, why))
+                    failures.push(Diagnostic::new(weft_syntax::Code::InternalError, kernel.span, why))
                 }
             }
             out.push('\n');
@@ -539,11 +412,9 @@ fn wgsl(path: &Path, options: flatten::Options) -> ExitCode {
 }
 
 /// `weft fusion FILE`: the plan, in the format asked for.
-fn fusion(path: &Path, format: PlanFormat, options: flatten::Options) -> ExitCode {
+fn fusion(path: &Path, format: PlanFormat, options: Options) -> ExitCode {
     show(path, |db, file| {
-        let (_, plan) = driver::fused_program_with(db, file, options)?;
-        let mut plan = plan.into_owned();
-        plan.locate(file.text(db));
+        let plan = pipeline::fusion_plan(db, file, options)?;
         Ok(match format {
             PlanFormat::Text => plan.to_text(),
             PlanFormat::Json => plan.to_json() + "\n",
@@ -553,8 +424,8 @@ fn fusion(path: &Path, format: PlanFormat, options: flatten::Options) -> ExitCod
     })
 }
 
-fn ir(path: &Path, options: flatten::Options) -> ExitCode {
-    show(path, |db, file| driver::flat_program_with(db, file, options).map(|program| program.to_string()))
+fn ir(path: &Path, options: Options) -> ExitCode {
+    show(path, |db, file| pipeline::fused_program(db, file, options).map(|fused| fused.program.to_string()))
 }
 
 /// `weft dev fuzz`: a differential campaign, its progress on stderr and its summary on stdout;
@@ -586,13 +457,13 @@ fn fuzz(config: &weft_fuzz::Config, start: u64, print: bool) -> ExitCode {
 }
 
 fn dev(path: &Path, pass: &str) -> ExitCode {
-    show(path, |db, file| driver::dump_after(db, file, pass))
+    show(path, |db, file| pipeline::dump_after(db, file, pass))
 }
 
 /// Prints what `text` gives for the file at `path`, or its diagnostics.
 fn show(
     path: &Path,
-    text: impl FnOnce(&weft_compiler::Database, SourceFile) -> Result<String, Vec<Diagnostic>>,
+    text: impl FnOnce(&Database, SourceFile) -> Result<String, Vec<Diagnostic>>,
 ) -> ExitCode {
     let (db, file) = match load(path) {
         Ok(loaded) => loaded,
@@ -620,7 +491,7 @@ fn fmt(files: &[PathBuf], check: bool) -> ExitCode {
             Ok(loaded) => loaded,
             Err(code) => return code,
         };
-        match weft_compiler::format::format_file(&db, file) {
+        match weft_ide::format::format_file(&db, file) {
             Ok(formatted) if formatted == *file.text(&db) => {}
             Ok(_) if check => {
                 println!("{} would be reformatted", path.display());
@@ -658,7 +529,7 @@ fn check(files: &[PathBuf], format: Format, shapes: bool) -> ExitCode {
     };
     let color = use_color(&std::io::stdout());
     let config = CheckConfig { format, color, shapes };
-    let db = weft_compiler::Database::default();
+    let db = Database::default();
     let report = check_sources(&db, &sources, config);
     // The process ends next; freeing every tree and memo first would only delay the exit.
     std::mem::forget(db);

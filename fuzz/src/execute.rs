@@ -6,14 +6,16 @@
 //! so for `Profile::Full` programs its floats are compared within a relative 1e-3 (the bounds
 //! are in docs/language.md); CPython, which computes in f64, always is.
 
+use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::process::Command;
 
-use weft_compiler::driver::{self, Backend, RunError};
-use weft_compiler::flatten::Options;
-use weft_compiler::fuse::Strategy;
-use weft_compiler::{Code, Database, SourceFile, interp};
+use weft_analysis::pipeline::{self, Options, Strategy};
+use weft_analysis::{Database, SourceFile};
+use weft_exec::interp;
+use weft_session::{Backend, RunError};
+use weft_syntax::Code;
 
 /// Where a program ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -86,10 +88,10 @@ impl interp::Host for Capture {
 pub fn compile_errors(text: &str) -> Option<String> {
     let db = Database::default();
     let file = SourceFile::new(&db, "fuzz.weft".into(), text.to_string());
-    match catch_unwind(AssertUnwindSafe(|| driver::compile(&db, file).map(|_| ()))) {
+    match catch_unwind(AssertUnwindSafe(|| pipeline::core_program(&db, file).map(|_| ()))) {
         Ok(Ok(())) => None,
         Ok(Err(diagnostics)) => {
-            Some(weft_compiler::diagnostics::render_text(&diagnostics, "fuzz.weft", text, false))
+            Some(weft_syntax::diagnostics::render_text(&diagnostics, "fuzz.weft", text, false))
         }
         Err(panic) => Some(format!("the checker panicked: {}", panic_message(&*panic))),
     }
@@ -103,6 +105,29 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic".into())
 }
 
+thread_local! {
+    /// The database of the program this thread ran last. A program runs on every executor in
+    /// turn, so sharing one database compiles it once: the core and the flat program are the
+    /// pipeline's cached queries, and each fusion strategy fuses once.
+    static LAST_PROGRAM: RefCell<Option<(String, Database, SourceFile)>> = const { RefCell::new(None) };
+}
+
+/// A database holding `text` (the last program's, when it is the same text).
+fn program_database(text: &str) -> (Database, SourceFile) {
+    LAST_PROGRAM.with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some((cached, db, file)) if cached == text => (db.clone(), *file),
+            _ => {
+                let db = Database::default();
+                let file = SourceFile::new(&db, "fuzz.weft".into(), text.to_string());
+                *last = Some((text.to_string(), db.clone(), file));
+                (db, file)
+            }
+        }
+    })
+}
+
 /// Runs `text` on `executor`. `python` is the path of `tests/python/prelude.py`.
 pub fn run(text: &str, executor: Executor, python: Option<&Path>) -> Result<Outcome, Skipped> {
     let (backend, strategy) = match executor {
@@ -111,17 +136,18 @@ pub fn run(text: &str, executor: Executor, python: Option<&Path>) -> Result<Outc
         Executor::Cpu(s) => (Backend::Cpu, s),
         Executor::Gpu(s) => (Backend::Gpu, s),
     };
-    let db = Database::default();
-    let file = SourceFile::new(&db, "fuzz.weft".into(), text.to_string());
-    let options = Options {
-        fusion: weft_compiler::fuse::Options { strategy, ..Default::default() },
-        ..Options::default()
-    };
+    let (db, file) = program_database(text);
+    let mut options = Options::default();
+    options.fusion.strategy = strategy;
     let mut host = Capture(String::new());
-    let result = catch_unwind(AssertUnwindSafe(|| driver::run_with(&db, file, backend, options, &mut host)));
+    let result = catch_unwind(AssertUnwindSafe(|| weft_session::run_file(&db, file, backend, options, &mut host)));
+    if result.is_err() {
+        // A panic may leave a query half done: the next run starts from a fresh database.
+        LAST_PROGRAM.with(|last| last.borrow_mut().take());
+    }
     let stdout = host.0;
     match result {
-        Ok(Ok(())) => Ok(Outcome { stdout, error: None, panic: None }),
+        Ok(Ok(_)) => Ok(Outcome { stdout, error: None, panic: None }),
         Ok(Err(RunError::Runtime(d))) => Ok(Outcome {
             stdout,
             error: Some((

@@ -124,7 +124,7 @@ pub fn check_program(config: &Config, index: u64, report: &mut Report) {
     if expected.error.is_some() {
         report.failing += 1;
     }
-    let gpu = config.gpu && weft_compiler::gpu::shared_gpu().is_ok();
+    let gpu = config.gpu && weft_gpu::shared_gpu().is_ok();
     for (executor, agreement) in executors(program.profile, gpu, python.is_some()) {
         let actual = match execute::run(&text, executor, python) {
             Ok(outcome) => outcome,

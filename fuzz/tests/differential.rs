@@ -16,7 +16,7 @@ fn root() -> &'static Path {
 }
 
 fn gpu() -> bool {
-    match weft_compiler::gpu::shared_gpu() {
+    match weft_gpu::shared_gpu() {
         Ok(_) => true,
         Err(e) if std::env::var("WEFT_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
             panic!("WEFT_REQUIRE_GPU=1 but there is no GPU: {e}")

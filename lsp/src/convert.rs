@@ -2,8 +2,7 @@
 //! every client supports), and from the compiler's plain data to protocol types.
 
 use tower_lsp_server::ls_types as lsp;
-use weft_compiler::syntax::{TextRange, TextSize};
-use weft_compiler::{Diagnostic, Severity};
+use weft_ide::{Code, Diagnostic, Severity, TextRange, TextSize};
 
 /// Where each line starts, to convert positions of one text.
 #[derive(Debug, Clone)]
@@ -92,7 +91,7 @@ impl LineMap {
 }
 
 /// The docs a diagnostic's code links to.
-fn code_link(code: weft_compiler::Code) -> Option<lsp::CodeDescription> {
+fn code_link(code: Code) -> Option<lsp::CodeDescription> {
     let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/language.md");
     let path = std::path::Path::new(docs).canonicalize().ok()?;
     let href = format!("file://{}#diagnostics", path.display()).parse().ok()?;
@@ -119,7 +118,7 @@ pub fn diagnostic(d: &Diagnostic, map: &LineMap, uri: &lsp::Uri) -> lsp::Diagnos
             message: l.message.clone(),
         })
         .collect();
-    let unnecessary = d.code == weft_compiler::Code::UnusedName;
+    let unnecessary = d.code == Code::UnusedName;
     lsp::Diagnostic {
         range: map.range(d.range),
         severity: Some(match d.severity {
@@ -152,10 +151,10 @@ pub const TOKEN_MODIFIERS: &[lsp::SemanticTokenModifier] =
 
 /// Semantic tokens in the protocol's relative encoding; a token spanning lines is split.
 pub fn semantic_tokens(
-    tokens: &[weft_compiler::ide::SemanticToken],
+    tokens: &[weft_ide::SemanticToken],
     map: &LineMap,
 ) -> Vec<lsp::SemanticToken> {
-    use weft_compiler::ide::TokenKind::*;
+    use weft_ide::TokenKind::*;
     let mut out = Vec::with_capacity(tokens.len());
     let (mut last_line, mut last_start) = (0, 0);
     for token in tokens {

@@ -1,14 +1,14 @@
 //! The Weft language server, `weft lsp`: LSP 3.17 over stdio, on tower-lsp-server, asking the
-//! compiler's one incremental database (`weft_compiler::Database`) through `weft_compiler::ide`.
+//! compiler's one incremental database through `weft_ide` (an `AnalysisHost` and its snapshots).
 //!
 //! How work flows:
 //! - Text changes are applied in the order of their versions, before any `.await`. The server
 //!   asks for whole-document sync, so a change that arrives after a newer one (tower-lsp-server
 //!   runs handlers concurrently and does not order them, tower-lsp #284) is simply dropped.
-//! - Every query runs on a clone of the database (a salsa snapshot) on tokio's blocking pool,
-//!   never on the async runtime. Setting a newer text cancels the snapshots' work: salsa unwinds
-//!   it with `Cancelled`, which becomes `ContentModified`, while any other panic becomes an
-//!   internal error for that request only, and the server goes on.
+//! - Every query runs on an `Analysis` snapshot on tokio's blocking pool, never on the async
+//!   runtime. Setting a newer text cancels the snapshots' work: it unwinds as `Cancelled`,
+//!   which becomes `ContentModified`, while any other panic becomes an internal error for that
+//!   request only, and the server goes on.
 //! - Diagnostics are published per version, and only while that version is still the latest.
 //! - The fusion plan is built in the background after the diagnostics, since the ILP can take
 //!   seconds on a large file. Until it is ready for the current version, hovers leave out the
@@ -16,7 +16,7 @@
 //!   hints and lenses.
 //!
 //! **Architecture Invariant:** this crate knows the protocol and nothing of the compiler's
-//! passes: every answer comes from a `weft_compiler::ide` function.
+//! passes: every answer comes from a `weft_ide` function.
 
 mod convert;
 
@@ -29,10 +29,7 @@ use serde_json::Value;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{self as lsp, *};
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
-use weft_compiler::fuse::plan::FusionPlan;
-use weft_compiler::ide::{self, InlayOptions};
-use weft_compiler::syntax::TextRange;
-use weft_compiler::{Database, SourceFile};
+use weft_ide::{self as ide, Analysis, AnalysisHost, Db, FusionPlan, InlayOptions, SourceFile, TextRange};
 
 pub use convert::LineMap;
 
@@ -71,10 +68,11 @@ struct Document {
 
 #[derive(Default)]
 struct State {
-    db: Database,
+    host: AnalysisHost,
     documents: HashMap<String, Document>,
-    /// Each document's latest fusion plan, with the version it was built for.
-    plans: HashMap<String, (i32, Arc<FusionPlan>)>,
+    /// The version of each document whose fusion plan is built (the pipeline caches the plan
+    /// itself; until it is built, no request waits for it).
+    plans: HashMap<String, i32>,
     inlay: InlayOptions,
     /// Whether the client asks again for hints and lenses when told they changed.
     refresh_inlay_hints: bool,
@@ -92,13 +90,20 @@ pub struct Backend {
 
 /// What a query gets: a snapshot of the database, the document and its line map.
 struct Snapshot {
-    db: Database,
+    analysis: Analysis,
     file: SourceFile,
     map: LineMap,
     uri: Uri,
     inlay: InlayOptions,
-    /// The plan of this very version, if it is built yet.
-    plan: Option<Arc<FusionPlan>>,
+    /// Whether the plan of this very version is built (asking for it then is a cache hit).
+    plan_ready: bool,
+}
+
+impl Snapshot {
+    /// The fusion plan of this version, if it is built yet.
+    fn plan<'db>(&self, db: &'db dyn Db) -> Option<&'db FusionPlan> {
+        if self.plan_ready { ide::fusion_plan(db, self.file) } else { None }
+    }
 }
 
 /// The settings a client may send, in `initializationOptions` or as `weft` in its settings.
@@ -158,19 +163,18 @@ impl Backend {
     /// await, so the latest version always wins.
     fn set_text(&self, uri: &Uri, version: i32, text: String) -> bool {
         let mut state = self.lock();
-        let State { db, documents, .. } = &mut *state;
+        let State { host, documents, .. } = &mut *state;
         let map = LineMap::new(&text);
         match documents.get_mut(uri.as_str()) {
             Some(doc) if doc.version >= version => false,
             Some(doc) => {
-                use salsa::Setter as _;
-                doc.file.set_text(db).to(text);
+                host.set_text(doc.file, text);
                 doc.version = version;
                 doc.map = map;
                 true
             }
             None => {
-                let file = SourceFile::new(db, uri.as_str().to_string(), text);
+                let file = host.add_file(uri.as_str().to_string(), text);
                 documents.insert(uri.as_str().to_string(), Document { file, version, map });
                 true
             }
@@ -180,14 +184,14 @@ impl Backend {
     fn snapshot(&self, uri: &Uri) -> Option<Snapshot> {
         let state = self.lock();
         let doc = state.documents.get(uri.as_str())?;
-        let plan = state.plans.get(uri.as_str()).filter(|(v, _)| *v == doc.version).map(|(_, p)| p.clone());
+        let plan_ready = state.plans.get(uri.as_str()) == Some(&doc.version);
         Some(Snapshot {
-            db: state.db.clone(),
+            analysis: state.host.analysis(),
             file: doc.file,
             map: doc.map.clone(),
             uri: uri.clone(),
             inlay: state.inlay,
-            plan,
+            plan_ready,
         })
     }
 
@@ -195,13 +199,13 @@ impl Backend {
     async fn query<T: Send + 'static>(
         &self,
         uri: &Uri,
-        query: impl FnOnce(&Snapshot) -> T + Send + 'static,
+        query: impl FnOnce(&Snapshot, &dyn Db) -> T + Send + 'static,
     ) -> Result<Option<T>> {
         let Some(snapshot) = self.snapshot(uri) else { return Ok(None) };
         let task = tokio::task::spawn_blocking(move || {
             // The snapshot is dropped after an unwind, so nothing half-updated is seen again.
-            let query = AssertUnwindSafe(move || query(&snapshot));
-            std::panic::catch_unwind(AssertUnwindSafe(|| salsa::Cancelled::catch(query)))
+            let analysis = snapshot.analysis.clone();
+            std::panic::catch_unwind(AssertUnwindSafe(|| analysis.with(move |db| query(&snapshot, db))))
         });
         match task.await {
             Ok(Ok(Ok(value))) => Ok(Some(value)),
@@ -234,8 +238,8 @@ impl Backend {
         // The input the diagnostics are for comes with them, so a close and reopen in between
         // is noticed.
         let checked = self
-            .query(&uri, |s| {
-                let diagnostics = weft_compiler::file_diagnostics(&s.db, s.file)
+            .query(&uri, |s, db| {
+                let diagnostics = ide::diagnostics(db, s.file)
                     .iter()
                     .map(|d| convert::diagnostic(d, &s.map, &s.uri))
                     .collect::<Vec<_>>();
@@ -255,7 +259,7 @@ impl Backend {
     /// large file); kernel hints, the kernel part of hovers and the lenses appear when it is
     /// ready. A newer edit cancels it.
     async fn build_plan(&self, uri: Uri, file: SourceFile, version: i32) {
-        let Ok(Some(Some(plan))) = self.query(&uri, |s| ide::fusion_plan(&s.db, s.file).clone()).await else {
+        let Ok(Some(true)) = self.query(&uri, |s, db| ide::fusion_plan(db, s.file).is_some()).await else {
             return;
         };
         let (inlays, lenses) = {
@@ -263,7 +267,7 @@ impl Backend {
             if !Self::is_current(&state, &uri, file, version) {
                 return;
             }
-            state.plans.insert(uri.as_str().to_string(), (version, Arc::new(plan)));
+            state.plans.insert(uri.as_str().to_string(), version);
             (state.refresh_inlay_hints, state.refresh_code_lenses)
         };
         if inlays {
@@ -276,8 +280,8 @@ impl Backend {
 
     async fn fusion_plan(&self, params: DocumentParams) -> Result<Value> {
         let plan = self
-            .query(&params.text_document.uri, |s| {
-                ide::fusion_plan(&s.db, s.file).as_ref().map(|p| p.to_json())
+            .query(&params.text_document.uri, |s, db| {
+                ide::fusion_plan(db, s.file).map(|p| p.to_json())
             })
             .await?;
         match plan.flatten() {
@@ -289,8 +293,8 @@ impl Backend {
     async fn wgsl(&self, params: WgslParams) -> Result<Value> {
         let function = params.function;
         let kernels = self
-            .query(&params.text_document.uri, move |s| {
-                let kernels = ide::kernel_sources(&s.db, s.file, function.as_deref()).ok()?;
+            .query(&params.text_document.uri, move |s, db| {
+                let kernels = ide::kernel_sources(db, s.file, function.as_deref()).ok()?;
                 let json: Vec<Value> = kernels
                     .into_iter()
                     .map(|k| {
@@ -425,10 +429,10 @@ impl LanguageServer for Backend {
         let position = at.position;
         let panic_on_hover = self.panic_on_hover;
         let hover = self
-            .query(&at.text_document.uri, move |s| {
+            .query(&at.text_document.uri, move |s, db| {
                 assert!(!panic_on_hover, "a hover failed on purpose (WEFT_LSP_TEST_PANIC_ON_HOVER)");
                 let offset = s.map.offset(position);
-                ide::hover(&s.db, s.file, offset, s.plan.as_deref()).map(|h| Hover {
+                ide::hover(db, s.file, offset, s.plan(db)).map(|h| Hover {
                     contents: HoverContents::Markup(MarkupContent {
                         kind: MarkupKind::Markdown,
                         value: h.markdown,
@@ -444,8 +448,8 @@ impl LanguageServer for Backend {
         let at = params.text_document_position_params;
         let position = at.position;
         let target = self
-            .query(&at.text_document.uri, move |s| {
-                let range = ide::definition(&s.db, s.file, s.map.offset(position))?;
+            .query(&at.text_document.uri, move |s, db| {
+                let range = ide::definition(db, s.file, s.map.offset(position))?;
                 Some(GotoDefinitionResponse::Scalar(location(s, range)))
             })
             .await?;
@@ -456,10 +460,10 @@ impl LanguageServer for Backend {
         let at = params.text_document_position;
         let position = at.position;
         let include_declaration = params.context.include_declaration;
-        self.query(&at.text_document.uri, move |s| {
+        self.query(&at.text_document.uri, move |s, db| {
             let offset = s.map.offset(position);
-            let definition = ide::definition(&s.db, s.file, offset);
-            ide::references(&s.db, s.file, offset)
+            let definition = ide::definition(db, s.file, offset);
+            ide::references(db, s.file, offset)
                 .into_iter()
                 .filter(|r| include_declaration || Some(*r) != definition)
                 .map(|r| location(s, r))
@@ -474,8 +478,8 @@ impl LanguageServer for Backend {
     ) -> Result<Option<Vec<DocumentHighlight>>> {
         let at = params.text_document_position_params;
         let position = at.position;
-        self.query(&at.text_document.uri, move |s| {
-            ide::highlights(&s.db, s.file, s.map.offset(position))
+        self.query(&at.text_document.uri, move |s, db| {
+            ide::highlights(db, s.file, s.map.offset(position))
                 .into_iter()
                 .map(|(range, write)| DocumentHighlight {
                     range: s.map.range(range),
@@ -496,8 +500,8 @@ impl LanguageServer for Backend {
     ) -> Result<Option<PrepareRenameResponse>> {
         let position = params.position;
         let range = self
-            .query(&params.text_document.uri, move |s| {
-                ide::prepare_rename(&s.db, s.file, s.map.offset(position)).map(|r| s.map.range(r))
+            .query(&params.text_document.uri, move |s, db| {
+                ide::prepare_rename(db, s.file, s.map.offset(position)).map(|r| s.map.range(r))
             })
             .await?;
         Ok(range.flatten().map(PrepareRenameResponse::Range))
@@ -508,8 +512,8 @@ impl LanguageServer for Backend {
         let position = at.position;
         let new_name = params.new_name;
         let edits = self
-            .query(&at.text_document.uri, move |s| {
-                let edits = ide::rename(&s.db, s.file, s.map.offset(position), &new_name)?;
+            .query(&at.text_document.uri, move |s, db| {
+                let edits = ide::rename(db, s.file, s.map.offset(position), &new_name)?;
                 let edits: Vec<TextEdit> = edits
                     .into_iter()
                     .map(|e| TextEdit { range: s.map.range(e.range), new_text: e.new_text })
@@ -529,8 +533,8 @@ impl LanguageServer for Backend {
 
     async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
         let symbols = self
-            .query(&params.text_document.uri, |s| {
-                ide::document_symbols(&s.db, s.file)
+            .query(&params.text_document.uri, |s, db| {
+                ide::document_symbols(db, s.file)
                     .iter()
                     .map(|sym| document_symbol(s, sym))
                     .collect::<Vec<_>>()
@@ -549,9 +553,9 @@ impl LanguageServer for Backend {
         for uri in uris {
             let query = query.clone();
             let symbols = self
-                .query(&uri, move |s| {
+                .query(&uri, move |s, db| {
                     let mut out = Vec::new();
-                    flat_symbols(s, ide::document_symbols(&s.db, s.file), &query, &mut out);
+                    flat_symbols(s, ide::document_symbols(db, s.file), &query, &mut out);
                     out
                 })
                 .await?;
@@ -564,8 +568,8 @@ impl LanguageServer for Backend {
         let at = params.text_document_position;
         let position = at.position;
         let items = self
-            .query(&at.text_document.uri, move |s| {
-                ide::completions(&s.db, s.file, s.map.offset(position))
+            .query(&at.text_document.uri, move |s, db| {
+                ide::completions(db, s.file, s.map.offset(position))
                     .into_iter()
                     .map(completion_item)
                     .collect()
@@ -578,8 +582,8 @@ impl LanguageServer for Backend {
         let at = params.text_document_position_params;
         let position = at.position;
         let help = self
-            .query(&at.text_document.uri, move |s| {
-                let help = ide::signature_help(&s.db, s.file, s.map.offset(position))?;
+            .query(&at.text_document.uri, move |s, db| {
+                let help = ide::signature_help(db, s.file, s.map.offset(position))?;
                 let parameters = help
                     .params
                     .iter()
@@ -605,9 +609,9 @@ impl LanguageServer for Backend {
 
     async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
         let range = params.range;
-        self.query(&params.text_document.uri, move |s| {
+        self.query(&params.text_document.uri, move |s, db| {
             let range = s.map.text_range(range);
-            ide::inlay_hints(&s.db, s.file, range, s.inlay, s.plan.as_deref())
+            ide::inlay_hints(db, s.file, range, s.inlay, s.plan(db))
                 .into_iter()
                 .map(|h| InlayHint {
                     position: s.map.position(h.offset),
@@ -628,9 +632,9 @@ impl LanguageServer for Backend {
     }
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
-        self.query(&params.text_document.uri, |s| {
-            let Some(plan) = &s.plan else { return Vec::new() };
-            ide::document_symbols(&s.db, s.file)
+        self.query(&params.text_document.uri, |s, db| {
+            let Some(plan) = s.plan(db) else { return Vec::new() };
+            ide::document_symbols(db, s.file)
                 .iter()
                 .filter(|sym| sym.kind == ide::SymbolKind::Function)
                 .map(|sym| {
@@ -656,8 +660,8 @@ impl LanguageServer for Backend {
     }
 
     async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
-        self.query(&params.text_document.uri, |s| {
-            ide::folding_ranges(&s.db, s.file)
+        self.query(&params.text_document.uri, |s, db| {
+            ide::folding_ranges(db, s.file)
                 .into_iter()
                 .map(|r| {
                     let range = s.map.range(r);
@@ -675,11 +679,11 @@ impl LanguageServer for Backend {
 
     async fn selection_range(&self, params: SelectionRangeParams) -> Result<Option<Vec<SelectionRange>>> {
         let positions = params.positions;
-        self.query(&params.text_document.uri, move |s| {
+        self.query(&params.text_document.uri, move |s, db| {
             positions
                 .iter()
                 .map(|&p| {
-                    let ranges = ide::selection_ranges(&s.db, s.file, s.map.offset(p));
+                    let ranges = ide::selection_ranges(db, s.file, s.map.offset(p));
                     let mut selection: Option<SelectionRange> = None;
                     for range in ranges.into_iter().rev() {
                         selection = Some(SelectionRange {
@@ -699,19 +703,19 @@ impl LanguageServer for Backend {
         params: SemanticTokensParams,
     ) -> Result<Option<SemanticTokensResult>> {
         let tokens = self
-            .query(&params.text_document.uri, |s| {
-                convert::semantic_tokens(&ide::semantic_tokens(&s.db, s.file), &s.map)
+            .query(&params.text_document.uri, |s, db| {
+                convert::semantic_tokens(&ide::semantic_tokens(db, s.file), &s.map)
             })
             .await?;
         Ok(tokens.map(|data| SemanticTokensResult::Tokens(SemanticTokens { result_id: None, data })))
     }
 
     async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
-        self.query(&params.text_document.uri, |s| {
-            let text = s.file.text(&s.db);
-            match weft_compiler::format::format_file(&s.db, s.file) {
+        self.query(&params.text_document.uri, |s, db| {
+            let text = s.analysis.text(s.file);
+            match ide::format::format_file(db, s.file) {
                 Ok(formatted) if formatted != *text => {
-                    let whole = TextRange::up_to(weft_compiler::syntax::TextSize::of(text.as_str()));
+                    let whole = TextRange::up_to(ide::TextSize::of(text.as_str()));
                     vec![TextEdit { range: s.map.range(whole), new_text: formatted }]
                 }
                 _ => Vec::new(),

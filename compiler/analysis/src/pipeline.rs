@@ -1,0 +1,215 @@
+//! The one pipeline: the order of the passes from a source file to GPU kernels, their options,
+//! and the salsa queries that cache each step.
+//!
+//! ```text
+//! source ──check──▶ core ──flatten──▶ flat IR ──fuse──▶ fused IR + plan ──wgsl──▶ kernels
+//! ```
+//!
+//! Every front end (`weft run`, `weft fusion`, the language server, the REPL) asks these
+//! queries, so the command line and the editor get the same plan by construction. The options
+//! are part of each query's key: a GPU run's program (flattened for the device, fused within its
+//! binding limit) is cached like the CPU one, and a second request on unchanged text runs no
+//! pass at all. The passes themselves (`weft_flat::flatten`, `fuse`, `wgsl`) are plain
+//! functions over plain data; only this module knows salsa.
+//!
+//! A newer edit cancels a query between expressions while flattening and between regions while
+//! fusing (salsa unwinds with `Cancelled`), so a large program never holds up an edit.
+
+use std::fmt::Write as _;
+
+use weft_core as core;
+use weft_flat::fuse::{self, plan::FusionPlan};
+use weft_flat::wgsl::program::{ProgramKernel, program_kernels};
+use weft_flat::{flatten, ir};
+use weft_syntax::diagnostics::Diagnostic;
+
+use crate::check::file_diagnostics;
+use crate::db::{Db, SourceFile};
+use crate::infer::{function_types, top_level_types};
+use crate::items::file_functions;
+use crate::{hir, mono};
+
+pub use weft_flat::flatten::{DEFAULT_PIECE_SIZE, InnerSchedule};
+pub use weft_flat::fuse::{PORTABLE_BINDINGS, Strategy};
+
+/// Everything that decides the back half of the pipeline: how flattening schedules nested
+/// work, and how the flat program's ops are grouped into kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Options {
+    pub flatten: flatten::Options,
+    pub fusion: fuse::Options,
+}
+
+impl Options {
+    /// The options of a GPU run, flattened for the device, its kernels within `max_bindings`
+    /// storage buffers (the adapter's limit; `fuse::PORTABLE_BINDINGS` when none is at hand).
+    pub fn for_gpu(self, max_bindings: u32) -> Options {
+        Options {
+            flatten: self.flatten.for_gpu(),
+            fusion: fuse::Options { max_bindings, ..self.fusion },
+        }
+    }
+
+    /// What the editor and `weft fusion` show without a device: the GPU program within the
+    /// portable binding limit.
+    pub fn portable_gpu() -> Options {
+        Options::default().for_gpu(fuse::PORTABLE_BINDINGS)
+    }
+}
+
+impl From<flatten::Options> for Options {
+    fn from(flatten: flatten::Options) -> Options {
+        Options { flatten, ..Options::default() }
+    }
+}
+
+/// The fused program the executors run, and the plan that chose its kernels (by byte offsets;
+/// `fusion_plan` gives it with lines and columns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fused {
+    pub program: ir::Program,
+    pub plan: FusionPlan,
+}
+
+/// The core program of a file, or its diagnostics if any is an error.
+pub fn core_program(db: &dyn Db, file: SourceFile) -> Result<&core::Program, Vec<Diagnostic>> {
+    let diagnostics = file_diagnostics(db, file);
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return Err(diagnostics.clone());
+    }
+    mono::core_program(db, file).as_ref().map_err(Clone::clone)
+}
+
+/// The flattened (segmented) program, before fusion, or why it cannot be built: compile
+/// errors, or E0408 for what the flattener does not handle yet.
+pub fn flat_program(
+    db: &dyn Db,
+    file: SourceFile,
+    options: flatten::Options,
+) -> Result<&ir::Program, Vec<Diagnostic>> {
+    flat_query(db, file, options).as_ref().map_err(Clone::clone)
+}
+
+/// The program the executors run, with its fusion plan.
+pub fn fused_program(db: &dyn Db, file: SourceFile, options: Options) -> Result<&Fused, Vec<Diagnostic>> {
+    fused_query(db, file, options).as_ref().map_err(Clone::clone)
+}
+
+/// The fusion plan, located in the source (each op with its line and column): what `weft
+/// fusion` prints and the editor shows. A separate query, so that locating reads the text
+/// without making the fusion itself depend on it.
+pub fn fusion_plan(db: &dyn Db, file: SourceFile, options: Options) -> Result<&FusionPlan, Vec<Diagnostic>> {
+    located_plan_query(db, file, options).as_ref().map_err(Clone::clone)
+}
+
+/// Every distinct WGSL kernel of the fused program, in program order.
+pub fn kernels(db: &dyn Db, file: SourceFile, options: Options) -> Result<&[ProgramKernel], Vec<Diagnostic>> {
+    kernels_query(db, file, options).as_deref().map_err(Clone::clone)
+}
+
+/// Function `func` of the core program as an entry point (`flatten::flatten_entry`: its
+/// parameters and results are variables laid out as `ir::layout` says), fused: what a session
+/// runs to call one function with arguments.
+pub fn entry_program(
+    db: &dyn Db,
+    file: SourceFile,
+    func: core::FuncId,
+    options: Options,
+) -> Result<&Fused, Vec<Diagnostic>> {
+    entry_query(db, file, func, options).as_ref().map_err(Clone::clone)
+}
+
+#[salsa::tracked(returns(ref))]
+fn entry_query(
+    db: &dyn Db,
+    file: SourceFile,
+    func: core::FuncId,
+    options: Options,
+) -> Result<Fused, Vec<Diagnostic>> {
+    let program = core_program(db, file)?;
+    if func as usize >= program.functions.len() {
+        let why = format!("internal error: no function {func} in the core program");
+        return Err(vec![Diagnostic::new(weft_syntax::Code::InternalError, Default::default(), why)]);
+    }
+    let flat = flatten::flatten_entry(program, func, options.flatten).map_err(|d| vec![d])?;
+    let interrupt = || db.unwind_if_revision_cancelled();
+    let (program, plan) = fuse::fuse_interruptibly(&flat, options.fusion, &interrupt);
+    Ok(Fused { program, plan })
+}
+
+#[salsa::tracked(returns(ref))]
+fn flat_query(
+    db: &dyn Db,
+    file: SourceFile,
+    options: flatten::Options,
+) -> Result<ir::Program, Vec<Diagnostic>> {
+    let program = core_program(db, file)?;
+    let interrupt = || db.unwind_if_revision_cancelled();
+    flatten::flatten_interruptibly(program, options, &interrupt).map_err(|d| vec![d])
+}
+
+#[salsa::tracked(returns(ref))]
+fn fused_query(db: &dyn Db, file: SourceFile, options: Options) -> Result<Fused, Vec<Diagnostic>> {
+    let flat = flat_program(db, file, options.flatten)?;
+    let interrupt = || db.unwind_if_revision_cancelled();
+    let (program, plan) = fuse::fuse_interruptibly(flat, options.fusion, &interrupt);
+    Ok(Fused { program, plan })
+}
+
+#[salsa::tracked(returns(ref))]
+fn located_plan_query(db: &dyn Db, file: SourceFile, options: Options) -> Result<FusionPlan, Vec<Diagnostic>> {
+    let mut plan = fused_program(db, file, options)?.plan.clone();
+    plan.locate(file.text(db));
+    Ok(plan)
+}
+
+#[salsa::tracked(returns(ref))]
+fn kernels_query(
+    db: &dyn Db,
+    file: SourceFile,
+    options: Options,
+) -> Result<Vec<ProgramKernel>, Vec<Diagnostic>> {
+    Ok(program_kernels(&fused_program(db, file, options)?.program))
+}
+
+/// The passes `weft dev --after` can show.
+pub const PASSES: &[&str] = &["parse", "hir", "types", "core", "ir"];
+
+/// The program as it is after `pass`, as text.
+pub fn dump_after(db: &dyn Db, file: SourceFile, pass: &str) -> Result<String, Vec<Diagnostic>> {
+    match pass {
+        "parse" => Ok(weft_syntax::debug_tree(&crate::parsed::parsed_file(db, file).syntax())),
+        "hir" => {
+            let mut out = String::new();
+            for function in file_functions(db, file) {
+                let _ = writeln!(out, "{:#?}", hir::function_hir(db, *function));
+            }
+            let _ = writeln!(out, "{:#?}", hir::top_level_hir(db, file));
+            Ok(out)
+        }
+        "types" => Ok(types_summary(db, file)),
+        "core" => core_program(db, file).map(|program| program.to_string()),
+        "ir" => flat_program(db, file, flatten::Options::default()).map(|program| program.to_string()),
+        _ => Ok(String::new()),
+    }
+}
+
+/// Each function's type scheme, then each top-level binding's type.
+fn types_summary(db: &dyn Db, file: SourceFile) -> String {
+    let mut out = String::new();
+    for function in file_functions(db, file) {
+        let _ = writeln!(out, "def {}: {}", function.name(db), function_types(db, *function).scheme);
+    }
+    let main = hir::top_level_hir(db, file);
+    let types = &top_level_types(db, file).main;
+    for (id, local) in main.locals.iter().enumerate() {
+        if local.scope == 0 {
+            let ty = match types.scheme_of(id as u32) {
+                Some(scheme) => scheme.to_string(),
+                None => types.local(id as u32).to_string(),
+            };
+            let _ = writeln!(out, "{}: {ty}", local.name);
+        }
+    }
+    out
+}

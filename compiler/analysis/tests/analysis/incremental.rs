@@ -1,0 +1,162 @@
+//! Incrementality: an edit inside one function re-runs that function's queries (syntax, names, HIR,
+//! types and shapes) and no other's, as long as its type scheme is unchanged.
+//! The test counts query executions through the database's execution log.
+
+use salsa::Setter;
+use salsa::plumbing::AsId;
+use weft_analysis::db::{Database, SourceFile};
+use weft_analysis::file_diagnostics;
+use weft_analysis::items::file_functions;
+
+const FUNCTIONS: usize = 50;
+
+fn generated_file(extra_line_in_first: bool) -> String {
+    let mut res = String::new();
+    for i in 0..FUNCTIONS {
+        res.push_str(&format!("def f{i}(xs: [i32]) -> i32:\n"));
+        if i == 0 && extra_line_in_first {
+            res.push_str("    xs = [x + 1 for x in xs]\n");
+        }
+        res.push_str(&format!("    ys = [x * {i} for x in xs if x > 0]\n    return sum(ys)\n\n"));
+    }
+    res.push_str("print(f0([1, 2, 3]))\n");
+    res
+}
+
+/// How many executions in `log` ran a query whose name starts with `query`.
+fn count(log: &[String], query: &str) -> usize {
+    log.iter().filter(|entry| entry.starts_with(&format!("{query}("))).count()
+}
+
+const PER_FUNCTION_QUERIES: &[&str] = &[
+    "function_signature",
+    "function_body",
+    "function_names",
+    "function_hir",
+    "function_types",
+    "function_shapes",
+];
+
+#[test]
+fn editing_one_function_reruns_only_its_queries() {
+    let (mut db, log) = Database::with_execution_log();
+    let file = SourceFile::new(&db, "generated.weft".to_string(), generated_file(false));
+    let before = file_diagnostics(&db, file).clone();
+    let first_run = log.take();
+    for query in PER_FUNCTION_QUERIES {
+        assert_eq!(count(&first_run, query), FUNCTIONS, "{query} runs once per function at first");
+    }
+
+    file.set_text(&mut db).to(generated_file(true));
+    let after = file_diagnostics(&db, file).clone();
+    let second_run = log.take();
+    let first_function = file_functions(&db, file)[0].as_id();
+    for query in PER_FUNCTION_QUERIES {
+        let reruns: Vec<&String> =
+            second_run.iter().filter(|e| e.starts_with(&format!("{query}("))).collect();
+        assert_eq!(reruns.len(), 1, "{query} re-ran for other functions: {reruns:?}");
+    }
+    // The one re-run is the edited function's.
+    let expected = format!("function_names({first_function:?})");
+    assert!(second_run.contains(&expected), "expected {expected} among {second_run:?}");
+    // The file-level queries re-run, as they must: they read the whole text.
+    assert_eq!(count(&second_run, "parsed_file"), 1);
+    assert!(before.is_empty() && after.is_empty(), "{before:?} {after:?}");
+}
+
+#[test]
+fn editing_top_level_statements_reruns_no_function_query() {
+    let (mut db, log) = Database::with_execution_log();
+    let file = SourceFile::new(&db, "generated.weft".to_string(), generated_file(false));
+    file_diagnostics(&db, file);
+    log.take();
+
+    let edited = generated_file(false).replace("print(f0([1, 2, 3]))", "print(f1([4, 5]), f2([6]))");
+    file.set_text(&mut db).to(edited);
+    file_diagnostics(&db, file);
+    let run = log.take();
+    for query in PER_FUNCTION_QUERIES {
+        assert_eq!(count(&run, query), 0, "{query} re-ran after a top-level edit: {run:?}");
+    }
+    assert_eq!(count(&run, "top_level_statement_names"), 1);
+}
+
+#[test]
+fn a_new_top_level_name_no_function_mentions_reresolves_no_function() {
+    let (mut db, log) = Database::with_execution_log();
+    let file = SourceFile::new(&db, "generated.weft".to_string(), generated_file(false));
+    file_diagnostics(&db, file);
+    log.take();
+
+    let edited = generated_file(false).replace("print(f0(", "pad = 1\nprint(pad, f0(");
+    file.set_text(&mut db).to(edited);
+    let diagnostics = file_diagnostics(&db, file).clone();
+    let run = log.take();
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    assert_eq!(count(&run, "top_level_names"), 1, "the set of top-level names changed");
+    for query in ["function_names", "function_hir", "function_types"] {
+        assert_eq!(count(&run, query), 0, "{query} re-ran for a name no function mentions: {run:?}");
+    }
+}
+
+#[test]
+fn a_top_level_name_bound_later_is_seen_by_the_function_that_reads_it() {
+    let (mut db, _log) = Database::with_execution_log();
+    let text = "def f(x):\n    return x * scale\n\nprint(f(2))\n";
+    let file = SourceFile::new(&db, "scale.weft".to_string(), text.to_string());
+    let codes: Vec<&str> = file_diagnostics(&db, file).iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["E0200"], "`scale` is unknown");
+    file.set_text(&mut db).to(format!("scale = 3\n{text}"));
+    assert!(file_diagnostics(&db, file).is_empty(), "{:?}", file_diagnostics(&db, file));
+}
+
+#[test]
+fn renaming_a_function_is_seen_by_its_callers() {
+    let (mut db, _log) = Database::with_execution_log();
+    let text = "def g(x):\n    return x\n\ndef f(y):\n    return g(y)\n";
+    let file = SourceFile::new(&db, "rename.weft".to_string(), text.to_string());
+    assert!(file_diagnostics(&db, file).is_empty());
+    file.set_text(&mut db).to(text.replace("def g(", "def h("));
+    let codes: Vec<&str> = file_diagnostics(&db, file).iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["E0200"], "the call to `g` is now unknown");
+}
+
+#[test]
+fn diagnostics_of_untouched_functions_move_with_the_edit() {
+    let (mut db, log) = Database::with_execution_log();
+    let text = "def first(x):\n    return x\n\ndef last(y):\n    unused = 1\n    return y\n";
+    let file = SourceFile::new(&db, "moving.weft".to_string(), text.to_string());
+    let before = file_diagnostics(&db, file).clone();
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(&text[before[0].range], "unused");
+
+    let inserted = "    x = x + 1\n";
+    let edited = text.replacen("    return x\n", &format!("{inserted}    return x\n"), 1);
+    file.set_text(&mut db).to(edited.clone());
+    log.take();
+    let after = file_diagnostics(&db, file).clone();
+    assert_eq!(count(&log.take(), "function_names"), 1, "only `first` is resolved again");
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0].range, before[0].range + rowan::TextSize::of(inserted));
+    assert_eq!(&edited[after[0].range], "unused");
+}
+
+#[test]
+fn changing_a_functions_type_reinfers_its_callers_and_nothing_else() {
+    let (mut db, log) = Database::with_execution_log();
+    let text = "def g(x: i32) -> i32:\n    return x\n\ndef f(y: i32) -> i32:\n    return g(y)\n\n\
+                def h(z: i32) -> i32:\n    return z\n";
+    let file = SourceFile::new(&db, "types.weft".to_string(), text.to_string());
+    assert!(file_diagnostics(&db, file).is_empty());
+    log.take();
+
+    file.set_text(&mut db).to(text.replace("def g(x: i32) -> i32", "def g(x: f32) -> f32"));
+    let diagnostics = file_diagnostics(&db, file).clone();
+    let run = log.take();
+    // g's new scheme reaches its caller f, which is now wrong; h does not call g.
+    assert!(
+        !diagnostics.is_empty() && diagnostics.iter().all(|d| d.code.as_str() == "E0300"),
+        "{diagnostics:?}"
+    );
+    assert_eq!(count(&run, "function_types"), 2, "g and f only: {run:?}");
+}

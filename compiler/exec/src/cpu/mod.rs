@@ -1,0 +1,297 @@
+//! The CPU executor: runs the segmented IR with rayon, in parallel over elements and segments.
+//!
+//! Host control flow (`If`, `While`, `Call`, `Print`) runs in `host_flow`, shared with the GPU
+//! executor. Every `Op` is one flat operation over all its elements (`kernels`), parallel above
+//! a threshold, so the host never loops over elements; `Counters` record what ran, which lets
+//! tests prove it. Results and errors are exactly the reference interpreter's
+//! (`crate::interp`): same values, same printed text, same codes and messages, at the failing
+//! statement's span.
+
+pub mod convert;
+mod element_loop;
+pub mod kernels;
+pub mod progression;
+pub mod value;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, HashMap};
+
+use rowan::TextRange;
+
+use crate::host_flow::{Frame, Machine, RunResult, Walker, get, internal_at, set};
+use weft_syntax::diagnostics::{Code, Diagnostic};
+use crate::Interrupt;
+use crate::interp::Host;
+use crate::interp::ops::Fail;
+use weft_flat::ir::{FuncId, Function, Op, Program, Stmt, StmtKind, VarId};
+use weft_core::types::{Scalar, Type};
+
+pub use self::convert::{try_vars_to_value, value_to_vars, vars_to_value};
+pub use self::value::{Buffer, ScalarValue, FlatValue};
+
+pub use crate::host_flow::MAX_CALL_DEPTH;
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Every `Op` statement executed (checks and constants included).
+    pub ops_run: u64,
+    /// The ops among them that read or produced a vector.
+    pub vector_ops: u64,
+    /// Elements processed by vector ops: per op, the length of its longest vector operand or
+    /// result.
+    pub elements: u64,
+    /// Iterations of `While` bodies.
+    pub host_loop_iterations: u64,
+    /// `Call` statements executed.
+    pub calls: u64,
+    /// Iterations of element loops, added up over their elements.
+    pub element_loop_iterations: u64,
+    /// The deepest nesting of calls (the entry function is depth 1): for a flattened recursive
+    /// function, its number of recursion levels (times the calls per level).
+    pub max_call_depth: u64,
+    /// Per `Op::name()`: how many ran, and their elements (as `elements` counts them).
+    pub per_op: BTreeMap<String, (u64, u64)>,
+    /// Ops run on strided (progression) operands or producing them, without writing a
+    /// descriptor out (`cpu::progression`).
+    pub strided_ops: u64,
+}
+
+/// How the executor stores the segment descriptors of regular sequences.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// As progressions (a start and a stride), never written out: `cpu::progression`.
+    #[default]
+    Strided,
+    /// As vectors of offsets and lengths, like irregular ones: the baseline the benchmarks
+    /// compare against.
+    Segmented,
+}
+
+/// Runs `program.main`.
+pub fn run(program: &Program, host: &mut dyn Host, counters: &mut Counters) -> Result<(), Diagnostic> {
+    call(program, program.main, Vec::new(), host, counters).map(|_| ())
+}
+
+/// Calls function `func` of `program` with `args` (laid out as its parameters are) and gives
+/// its results.
+pub fn call(
+    program: &Program,
+    func: FuncId,
+    args: Vec<FlatValue>,
+    host: &mut dyn Host,
+    counters: &mut Counters,
+) -> Result<Vec<FlatValue>, Diagnostic> {
+    call_with(program, func, args, host, counters, Layout::default())
+}
+
+/// `call`, storing regular sequences' descriptors as `layout` says.
+pub fn call_with(
+    program: &Program,
+    func: FuncId,
+    args: Vec<FlatValue>,
+    host: &mut dyn Host,
+    counters: &mut Counters,
+    layout: Layout,
+) -> Result<Vec<FlatValue>, Diagnostic> {
+    let strided = layout == Layout::Strided;
+    let interrupt = host.interrupt();
+    let machine = CpuMachine { counters, loads: LoadedFiles::default(), strided, interrupt };
+    let results = Walker::new(program, host, machine).call_function(func, args, TextRange::default())?;
+    // Callers see vectors: the strided layout stays inside the executor.
+    Ok(results.into_iter().map(FlatValue::materialized).collect())
+}
+
+fn at(fail: Fail, span: TextRange) -> Diagnostic {
+    Diagnostic::new(fail.code, span, fail.message)
+}
+
+/// Runs ops with the kernels of `kernels`, on rayon.
+struct CpuMachine<'h> {
+    counters: &'h mut Counters,
+    /// Files loaded in this run, as the variables of their whole type.
+    loads: LoadedFiles,
+    strided: bool,
+    interrupt: Interrupt,
+}
+
+impl Machine for CpuMachine<'_> {
+    type Value = FlatValue;
+
+    fn op(
+        &mut self,
+        host: &mut dyn Host,
+        op: &Op,
+        _dest: Option<Scalar>,
+        frame: &mut Frame<FlatValue>,
+        span: TextRange,
+    ) -> RunResult<Option<FlatValue>> {
+        let mut args = op.operands().iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+        let strided = if self.strided { progression::run_op(op, &args) } else { None };
+        if strided.is_some() {
+            self.counters.strided_ops += 1;
+        }
+        let result = match (op, strided) {
+            (_, Some(result)) => result,
+            (Op::Load { path, csv, ty, field }, None) => {
+                self.loads.field(host, path, *csv, ty, *field).map(Some)
+            }
+            (_, None) => {
+                // Written out once, in place, so that later reads share the vector.
+                for (&var, arg) in op.operands().iter().zip(args.iter_mut()) {
+                    if let FlatValue::Progression(p) = arg {
+                        *arg = p.materialize();
+                        set(frame, var, arg.clone(), span)?;
+                    }
+                }
+                kernels::run_op(op, &args)
+            }
+        };
+        self.count(op, &args, result.as_ref().ok().and_then(Option::as_ref));
+        result.map_err(|e| at(e, span))
+    }
+
+    fn element_loop(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<FlatValue>) -> RunResult<Vec<FlatValue>> {
+        let (results, iterations) = element_loop_stmt(stmt, f.vars.len(), frame, &self.interrupt)?;
+        self.counters.element_loop_iterations += iterations;
+        Ok(results)
+    }
+
+    fn truth(&mut self, value: &FlatValue, span: TextRange) -> RunResult<bool> {
+        match value {
+            FlatValue::Scalar(ScalarValue::Bool(b)) => Ok(*b),
+            _ => Err(internal_at("a condition that is not a scalar bool", span)),
+        }
+    }
+
+    fn to_host(&mut self, values: Vec<FlatValue>, _span: TextRange) -> RunResult<Vec<FlatValue>> {
+        Ok(values.into_iter().map(FlatValue::materialized).collect())
+    }
+
+    fn counters(&mut self) -> &mut Counters {
+        self.counters
+    }
+}
+
+/// Runs an `ElementLoop` statement of a function with `vars` variables, its operands in
+/// `frame`: its results and the iterations it ran.
+pub fn element_loop_stmt(
+    stmt: &Stmt,
+    vars: usize,
+    frame: &Frame<FlatValue>,
+    interrupt: &Interrupt,
+) -> RunResult<(Vec<FlatValue>, u64)> {
+    let span = stmt.span;
+    let StmtKind::ElementLoop { len, inputs, shared, params, init, state, cond, body, .. } = &stmt.kind
+    else {
+        return Err(internal_at("an element loop that is not one", span));
+    };
+    let value = |v: VarId| get(frame, v, span).map(FlatValue::materialized);
+    let n = match value(*len)? {
+        FlatValue::Scalar(ScalarValue::I32(n)) => usize::try_from(n).unwrap_or(0),
+        _ => return Err(internal_at("an element loop's length is not a scalar i32", span)),
+    };
+    let inputs = inputs.iter().map(|&v| value(v)).collect::<RunResult<Vec<_>>>()?;
+    let init = init.iter().map(|&v| value(v)).collect::<RunResult<Vec<_>>>()?;
+    let shared = shared.iter().map(|&v| Ok((v, value(v)?))).collect::<RunResult<Vec<_>>>()?;
+    let looped = element_loop::Loop { params, state, shared: &shared, cond, body, vars, interrupt };
+    looped.run(n, &inputs, &init)
+}
+
+/// Runs one op or element loop statement of a function with `vars` variables, its operands
+/// in `frame`, for its error alone: how another executor that saw the statement fail finds
+/// the interpreter's exact message. `Ok` if it does not fail here.
+pub fn statement_error(stmt: &Stmt, vars: usize, frame: &Frame<FlatValue>) -> RunResult<()> {
+    match &stmt.kind {
+        StmtKind::Op { op, .. } => {
+            let operands = op.operands();
+            let args = operands.iter().map(|&v| get(frame, v, stmt.span).map(FlatValue::materialized));
+            let args = args.collect::<RunResult<Vec<_>>>()?;
+            kernels::run_op(op, &args).map(|_| ()).map_err(|e| at(e, stmt.span))
+        }
+        StmtKind::ElementLoop { .. } => {
+            element_loop_stmt(stmt, vars, frame, &Interrupt::default()).map(|_| ())
+        }
+        // A fused kernel's ops, in order: the first to fail is the error.
+        StmtKind::Kernel(kernel) => {
+            let mut local = frame.clone();
+            for member in &kernel.body {
+                if let StmtKind::Op { dest, op } = &member.kind {
+                    let operands = op.operands();
+                    let args = operands.iter().map(|&v| get(&local, v, member.span).map(FlatValue::materialized));
+                    let args = args.collect::<RunResult<Vec<_>>>()?;
+                    let result = kernels::run_op(op, &args).map_err(|e| at(e, member.span))?;
+                    if let (Some(d), Some(value)) = (dest, result) {
+                        set(&mut local, *d, value, member.span)?;
+                    }
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Files loaded in a run, each read and parsed once, as the variables of their whole type.
+#[derive(Default)]
+pub struct LoadedFiles(HashMap<(String, bool, Type), Vec<FlatValue>>);
+
+impl LoadedFiles {
+    /// Field `field` of the layout of a file of type `ty`.
+    pub fn field(
+        &mut self,
+        host: &mut dyn Host,
+        path: &str,
+        csv: bool,
+        ty: &Type,
+        field: usize,
+    ) -> Result<FlatValue, Fail> {
+        let key = (path.to_string(), csv, ty.clone());
+        if !self.0.contains_key(&key) {
+            let vars = load_file(host, path, csv, ty)?;
+            self.0.insert(key.clone(), vars);
+        }
+        match self.0.get(&key).and_then(|vars| vars.get(field)) {
+            Some(v) => Ok(v.clone()),
+            None => kernels::internal(format!("field {field} of a loaded {ty}")),
+        }
+    }
+}
+
+/// The variables (`layout`'s order) of a whole file loaded by `load_npy` or `load_csv`.
+fn load_file(host: &mut dyn Host, path: &str, csv: bool, ty: &Type) -> Result<Vec<FlatValue>, Fail> {
+    let bytes = host
+        .read_file(path)
+        .map_err(|e| Fail { code: Code::DataLoadError, message: format!("cannot read `{path}`: {e}") })?;
+    let value = if csv {
+        crate::interp::data::parse_csv(path, &bytes, ty)?
+    } else {
+        crate::interp::data::parse_npy(path, &bytes, ty)?
+    };
+    Ok(value_to_vars(ty, &value))
+}
+
+impl CpuMachine<'_> {
+    fn count(&mut self, op: &Op, args: &[FlatValue], result: Option<&FlatValue>) {
+        self.counters.record_op(op, args.iter().chain(result).filter_map(FlatValue::vector_len));
+    }
+}
+
+impl Counters {
+    /// One op run, given the lengths of its vector operands and result (none for an op on
+    /// scalars alone).
+    pub fn record_op(&mut self, op: &Op, vector_lens: impl Iterator<Item = usize>) {
+        self.ops_run += 1;
+        let (count, longest) = vector_lens.fold((0, 0), |(n, m), len| (n + 1, m.max(len)));
+        let elements = longest as u64;
+        if count > 0 {
+            self.vector_ops += 1;
+            self.elements += elements;
+        }
+        let entry = self.per_op.entry(op.name()).or_insert((0, 0));
+        entry.0 += 1;
+        entry.1 += elements;
+    }
+}

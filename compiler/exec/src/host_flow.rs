@@ -1,0 +1,342 @@
+//! Host control flow of the flat executors: calls, `If`, `While` and `Print`, one statement
+//! at a time, on frames of variables (one slot per `VarId` per call). What an op or an
+//! element loop does is the executor's (`Machine`): the CPU executor runs it with rayon, the
+//! GPU executor launches kernels.
+//!
+//! Memory is freed early: a variable defined in a block is dropped right after the statement
+//! that reads it last (a read inside a nested block counts as a read by the statement that
+//! holds the block; the block's `results` are read at its end), and every variable a block
+//! defined is dropped when the block finishes.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use rowan::TextRange;
+
+use crate::cpu::{self, Counters};
+use weft_syntax::diagnostics::{Code, Diagnostic};
+use crate::interp::Host;
+use weft_flat::ir::{Block, FuncId, Function, Op, PrintItem, Program, Stmt, StmtKind, VarId};
+use weft_core::types::Scalar;
+
+/// How deep IR calls may nest before the run stops with E0409, as in the interpreter.
+pub const MAX_CALL_DEPTH: usize = 10_000;
+
+pub type RunResult<T> = Result<T, Diagnostic>;
+pub type Frame<V> = Vec<Option<V>>;
+
+/// What an executor does with the statements that are not host control flow.
+pub trait Machine {
+    type Value: Clone;
+
+    /// Runs `op` (its operands are in `frame`, which the machine may update in place, say to
+    /// keep a value it converted) and gives its result.
+    /// `dest` is the type of the op's result, if it has one.
+    fn op(
+        &mut self,
+        host: &mut dyn Host,
+        op: &Op,
+        dest: Option<Scalar>,
+        frame: &mut Frame<Self::Value>,
+        span: TextRange,
+    ) -> RunResult<Option<Self::Value>>;
+
+    /// Runs an `ElementLoop` statement and gives its `dests`' values.
+    fn element_loop(
+        &mut self,
+        f: &Function,
+        stmt: &Stmt,
+        frame: &mut Frame<Self::Value>,
+    ) -> RunResult<Vec<Self::Value>>;
+
+    /// A scalar `bool` the host branches on.
+    fn truth(&mut self, value: &Self::Value, span: TextRange) -> RunResult<bool>;
+
+    /// Values as the CPU executor holds them, for printing.
+    fn to_host(&mut self, values: Vec<Self::Value>, span: TextRange) -> RunResult<Vec<cpu::FlatValue>>;
+
+    /// Raises any failure of the work issued so far: called before output, which must not
+    /// appear when an earlier statement failed (a machine that checks lazily, the GPU
+    /// executor, would otherwise print first).
+    fn settle(&mut self, _span: TextRange) -> RunResult<()> {
+        Ok(())
+    }
+
+    fn counters(&mut self) -> &mut Counters;
+
+    /// The walker entered or left a call: `depth` calls are now open.
+    fn call_depth(&mut self, _depth: usize) {}
+
+    /// Runs a fused kernel as one unit, setting its outputs in `frame`, and says whether it
+    /// did; if not, the walker runs the kernel's ops one at a time.
+    fn kernel(&mut self, _f: &Function, _stmt: &Stmt, _frame: &mut Frame<Self::Value>) -> RunResult<bool> {
+        Ok(false)
+    }
+}
+
+/// Runs a program's functions on a machine.
+pub struct Walker<'p, 'h, M: Machine> {
+    pub program: &'p Program,
+    pub host: &'h mut dyn Host,
+    pub machine: M,
+    /// Per block (by address; the program outlives the run), its liveness.
+    liveness: HashMap<*const Block, Rc<Liveness>>,
+    depth: usize,
+    interrupt: crate::Interrupt,
+}
+
+/// Which variables to drop after each statement of a block, and which it defines.
+#[derive(Debug, Default)]
+pub struct Liveness {
+    pub free_after: Vec<Vec<VarId>>,
+    pub defined: Vec<VarId>,
+}
+
+impl Liveness {
+    pub fn of(block: &Block) -> Liveness {
+        let n = block.stmts.len();
+        let mut last_def: HashMap<VarId, usize> = HashMap::new();
+        let mut last_read: HashMap<VarId, usize> = HashMap::new();
+        let mut defined = Vec::new();
+        for (i, stmt) in block.stmts.iter().enumerate() {
+            let mut reads = Vec::new();
+            stmt.reads(&mut reads);
+            for r in reads {
+                last_read.insert(r, i);
+            }
+            for d in stmt_dests(stmt) {
+                if last_def.insert(d, i).is_none() {
+                    defined.push(d);
+                }
+            }
+        }
+        for &r in &block.results {
+            last_read.insert(r, usize::MAX);
+        }
+        let mut free_after = vec![Vec::new(); n];
+        for &d in &defined {
+            let def = last_def.get(&d).copied().unwrap_or(0);
+            let at = match last_read.get(&d) {
+                Some(&usize::MAX) => continue,
+                Some(&r) => r.max(def),
+                None => def,
+            };
+            if let Some(slot) = free_after.get_mut(at) {
+                slot.push(d);
+            }
+        }
+        Liveness { free_after, defined }
+    }
+}
+
+fn stmt_dests(stmt: &Stmt) -> Vec<VarId> {
+    match &stmt.kind {
+        StmtKind::Op { dest, .. } => dest.iter().copied().collect(),
+        StmtKind::If { dests, .. }
+        | StmtKind::While { dests, .. }
+        | StmtKind::ElementLoop { dests, .. }
+        | StmtKind::Call { dests, .. } => dests.clone(),
+        StmtKind::Kernel(kernel) => kernel.outputs.clone(),
+        StmtKind::Print { .. } => Vec::new(),
+    }
+}
+
+pub fn internal_at(what: impl std::fmt::Display, span: TextRange) -> Diagnostic {
+    Diagnostic::new(Code::InternalError, span, format!("internal error: malformed IR at run time ({what})"))
+}
+
+impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
+    pub fn new(program: &'p Program, host: &'h mut dyn Host, machine: M) -> Self {
+        let interrupt = host.interrupt();
+        Walker { program, host, machine, liveness: HashMap::new(), depth: 0, interrupt }
+    }
+
+    pub fn call_function(&mut self, func: FuncId, args: Vec<M::Value>, span: TextRange) -> RunResult<Vec<M::Value>> {
+        let program = self.program;
+        let Some(f) = program.functions.get(func as usize) else {
+            return Err(internal_at(format!("a call of missing function {func}"), span));
+        };
+        if args.len() != f.params.len() {
+            return Err(internal_at(
+                format!(
+                    "`{}` called with {} arguments for {} parameters",
+                    f.name,
+                    args.len(),
+                    f.params.len()
+                ),
+                span,
+            ));
+        }
+        if self.depth >= MAX_CALL_DEPTH {
+            return Err(Diagnostic::new(
+                Code::ResourceExhausted,
+                span,
+                format!("recursion too deep: more than {MAX_CALL_DEPTH} nested calls"),
+            ));
+        }
+        let mut frame: Frame<M::Value> = vec![None; f.vars.len()];
+        for (&p, a) in f.params.iter().zip(args) {
+            set(&mut frame, p, a, span)?;
+        }
+        self.depth += 1;
+        let depth = self.depth as u64;
+        let counters = self.machine.counters();
+        counters.max_call_depth = counters.max_call_depth.max(depth);
+        self.machine.call_depth(self.depth);
+        let result = weft_core::ensure_stack(|| self.run_block(f, &mut frame, &f.body));
+        self.depth -= 1;
+        self.machine.call_depth(self.depth);
+        result
+    }
+
+    fn liveness(&mut self, block: &Block) -> Rc<Liveness> {
+        self.liveness.entry(block as *const Block).or_insert_with(|| Rc::new(Liveness::of(block))).clone()
+    }
+
+    /// Runs a block and gives its results; every variable it defined is dropped by the end.
+    fn run_block(
+        &mut self,
+        f: &'p Function,
+        frame: &mut Frame<M::Value>,
+        block: &'p Block,
+    ) -> RunResult<Vec<M::Value>> {
+        let live = self.liveness(block);
+        for (i, stmt) in block.stmts.iter().enumerate() {
+            self.stmt(f, frame, stmt)?;
+            if let Some(dead) = live.free_after.get(i) {
+                for &v in dead {
+                    if let Some(slot) = frame.get_mut(v as usize) {
+                        *slot = None;
+                    }
+                }
+            }
+        }
+        let span = block.stmts.last().map_or_else(TextRange::default, |s| s.span);
+        let results = block.results.iter().map(|&r| get(frame, r, span)).collect::<RunResult<Vec<_>>>()?;
+        for &v in &live.defined {
+            if let Some(slot) = frame.get_mut(v as usize) {
+                *slot = None;
+            }
+        }
+        Ok(results)
+    }
+
+    fn stmt(&mut self, f: &'p Function, frame: &mut Frame<M::Value>, stmt: &'p Stmt) -> RunResult<()> {
+        let span = stmt.span;
+        // Every call, loop step and op passes here, so an interrupt stops the run within one
+        // statement (and a GPU run before its next launch is recorded).
+        self.interrupt.check(span)?;
+        match &stmt.kind {
+            StmtKind::Op { dest, op } => {
+                match (dest, self.machine.op(self.host, op, dest.map(|d| f.ty(d).elem), frame, span)?) {
+                    (Some(d), Some(v)) => set(frame, *d, v, span)?,
+                    (None, None) => {}
+                    _ => return Err(internal_at(format!("{} with a wrong destination", op.name()), span)),
+                }
+            }
+            StmtKind::If { cond, then, otherwise, dests } => {
+                let c = get(frame, *cond, span)?;
+                let taken = self.machine.truth(&c, span)?;
+                let results = self.run_block(f, frame, if taken { then } else { otherwise })?;
+                assign(frame, dests, results, span)?;
+            }
+            StmtKind::While { state, init, cond, body, dests } => {
+                let mut current = init.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+                loop {
+                    assign(frame, state, current.clone(), span)?;
+                    let c = self.run_block(f, frame, cond)?;
+                    let [c] = c.as_slice() else {
+                        return Err(internal_at("a loop condition that is not one value", span));
+                    };
+                    if !self.machine.truth(c, span)? {
+                        break;
+                    }
+                    self.machine.counters().host_loop_iterations += 1;
+                    current = self.run_block(f, frame, body)?;
+                }
+                assign(frame, dests, current, span)?;
+            }
+            StmtKind::ElementLoop { dests, .. } => {
+                let results = self.machine.element_loop(f, stmt, frame)?;
+                self.machine.counters().ops_run += 1;
+                assign(frame, dests, results, span)?;
+            }
+            StmtKind::Kernel(kernel) => {
+                if !self.machine.kernel(f, stmt, frame)? {
+                    for member in &kernel.body {
+                        self.stmt(f, frame, member)?;
+                    }
+                    for v in kernel.defined() {
+                        if !kernel.outputs.contains(&v) {
+                            set_none(frame, v);
+                        }
+                    }
+                }
+            }
+            StmtKind::Call { func, args, dests } => {
+                let values = args.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+                self.machine.counters().calls += 1;
+                let results = self.call_function(*func, values, span)?;
+                assign(frame, dests, results, span)?;
+            }
+            StmtKind::Print { items } => {
+                self.machine.settle(span)?;
+                let mut line = String::new();
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        line.push(' ');
+                    }
+                    match item {
+                        PrintItem::Text(text) => line.push_str(text),
+                        PrintItem::Value { ty, vars } => {
+                            let values = vars.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+                            let values = self.machine.to_host(values, span)?;
+                            let value = cpu::try_vars_to_value(ty, &values)
+                                .map_err(|e| internal_at(format!("a printed value: {e}"), span))?;
+                            crate::interp::print::write_value(&mut line, &value);
+                        }
+                    }
+                }
+                line.push('\n');
+                self.host.print(&line);
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn get<V: Clone>(frame: &Frame<V>, var: VarId, span: TextRange) -> RunResult<V> {
+    match frame.get(var as usize) {
+        Some(Some(v)) => Ok(v.clone()),
+        Some(None) => {
+            Err(internal_at(format!("%{var} is read before it is defined or after it is freed"), span))
+        }
+        None => Err(internal_at(format!("variable %{var} does not exist"), span)),
+    }
+}
+
+pub fn set<V>(frame: &mut Frame<V>, var: VarId, value: V, span: TextRange) -> RunResult<()> {
+    match frame.get_mut(var as usize) {
+        Some(slot) => {
+            *slot = Some(value);
+            Ok(())
+        }
+        None => Err(internal_at(format!("variable %{var} does not exist"), span)),
+    }
+}
+
+fn set_none<V>(frame: &mut Frame<V>, var: VarId) {
+    if let Some(slot) = frame.get_mut(var as usize) {
+        *slot = None;
+    }
+}
+
+fn assign<V>(frame: &mut Frame<V>, vars: &[VarId], values: Vec<V>, span: TextRange) -> RunResult<()> {
+    if vars.len() != values.len() {
+        return Err(internal_at(format!("{} values for {} variables", values.len(), vars.len()), span));
+    }
+    for (&v, x) in vars.iter().zip(values) {
+        set(frame, v, x, span)?;
+    }
+    Ok(())
+}

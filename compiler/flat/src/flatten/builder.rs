@@ -1,0 +1,146 @@
+//! Emitting IR statements: fresh variables, the open block, and the span new statements get.
+
+use rowan::TextRange;
+
+use weft_core::{BinaryOp, Literal};
+use crate::ir::{self, Check, IrType, Op, Stmt, StmtKind, VarId, VarInfo};
+use weft_core::types::Scalar;
+
+/// Builds one IR function. Op results get their types from `ir::op_result`, so a flattening
+/// rule cannot give a variable a type its op does not produce; an ill-typed op is recorded as
+/// a compiler bug (`bug`) and reported as E0499 when the function is finished.
+#[derive(Default)]
+pub(super) struct Builder {
+    pub vars: Vec<VarInfo>,
+    stmts: Vec<Stmt>,
+    /// The span of the core expression being flattened: every statement emitted gets it.
+    pub span: TextRange,
+    pub bug: Option<String>,
+}
+
+impl Builder {
+    pub fn var(&mut self, name: &str, ty: IrType) -> VarId {
+        self.vars.push(VarInfo { name: name.to_string(), ty });
+        (self.vars.len() - 1) as VarId
+    }
+
+    pub fn ty(&self, var: VarId) -> IrType {
+        self.vars[var as usize].ty
+    }
+
+    pub fn is_vector(&self, var: VarId) -> bool {
+        self.ty(var).is_vector()
+    }
+
+    pub fn emit(&mut self, name: &str, op: Op) -> VarId {
+        let operands: Vec<IrType> = op.operands().iter().map(|&v| self.ty(v)).collect();
+        let ty = match ir::op_result(&op, &operands) {
+            Ok(Some(ty)) => ty,
+            Ok(None) => {
+                self.record_bug(format!("{} has no result", op.name()));
+                IrType::scalar(Scalar::Bool)
+            }
+            Err(e) => {
+                self.record_bug(format!("{}: {e}", op.name()));
+                IrType::scalar(Scalar::Bool)
+            }
+        };
+        let dest = self.var(name, ty);
+        self.push(StmtKind::Op { dest: Some(dest), op });
+        dest
+    }
+
+    pub fn check(&mut self, check: Check) {
+        self.push(StmtKind::Op { dest: None, op: Op::Check(check) });
+    }
+
+    pub fn push(&mut self, kind: StmtKind) {
+        self.stmts.push(Stmt { kind, span: self.span });
+    }
+
+    pub fn record_bug(&mut self, message: String) {
+        self.bug.get_or_insert(message);
+    }
+
+    pub fn take_stmts(&mut self) -> Vec<Stmt> {
+        std::mem::take(&mut self.stmts)
+    }
+
+    pub fn set_stmts(&mut self, stmts: Vec<Stmt>) {
+        self.stmts = stmts;
+    }
+
+    // --- shorthands -----------------------------------------------------------------------
+
+    pub fn literal(&mut self, literal: Literal) -> VarId {
+        self.emit("c", Op::Const(literal))
+    }
+
+    pub fn i32(&mut self, value: i64) -> VarId {
+        self.literal(Literal::Int(value, Scalar::I32))
+    }
+
+    pub fn bool(&mut self, value: bool) -> VarId {
+        self.literal(Literal::Bool(value))
+    }
+
+    /// The zero (or `False`) of a scalar type, for filling and for empty collections.
+    pub fn zero(&mut self, elem: Scalar) -> VarId {
+        match elem {
+            Scalar::Bool => self.bool(false),
+            Scalar::I32 | Scalar::I64 => self.literal(Literal::Int(0, elem)),
+            Scalar::F32 | Scalar::F64 => self.literal(Literal::Float(0.0, elem)),
+        }
+    }
+
+    pub fn binary(&mut self, op: BinaryOp, a: VarId, b: VarId) -> VarId {
+        self.emit("t", Op::Binary(op, a, b))
+    }
+
+    pub fn add(&mut self, a: VarId, b: VarId) -> VarId {
+        self.binary(BinaryOp::Add, a, b)
+    }
+
+    pub fn sub(&mut self, a: VarId, b: VarId) -> VarId {
+        self.binary(BinaryOp::Sub, a, b)
+    }
+
+    pub fn mul(&mut self, a: VarId, b: VarId) -> VarId {
+        self.binary(BinaryOp::Mul, a, b)
+    }
+
+    pub fn select(&mut self, cond: VarId, a: VarId, b: VarId) -> VarId {
+        self.emit("t", Op::Select(cond, a, b))
+    }
+
+    pub fn gather(&mut self, src: VarId, index: VarId) -> VarId {
+        let name = self.vars[src as usize].name.clone();
+        self.emit(&name, Op::Gather { src, index })
+    }
+
+    pub fn length(&mut self, vector: VarId) -> VarId {
+        self.emit("n", Op::Length(vector))
+    }
+
+    pub fn replicate(&mut self, value: VarId, len: VarId) -> VarId {
+        let name = self.vars[value as usize].name.clone();
+        self.emit(&name, Op::Replicate { value, len })
+    }
+
+    pub fn sum(&mut self, src: VarId) -> VarId {
+        self.emit("total", Op::Reduce { op: ir::ReduceOp::Add, src })
+    }
+
+    /// Start positions of segments laid out one after another: the exclusive sum of `lengths`.
+    pub fn offsets_of(&mut self, lengths: VarId) -> VarId {
+        let zero = self.i32(0);
+        self.emit("offsets", Op::Scan { op: ir::ReduceOp::Add, src: lengths, init: Some(zero) })
+    }
+
+    pub fn cast(&mut self, to: Scalar, v: VarId) -> VarId {
+        if self.ty(v).elem == to {
+            return v;
+        }
+        self.emit("t", Op::Cast(to, v))
+    }
+}

@@ -1,0 +1,623 @@
+//! One control region (a block's straight-line statements) as the fusion problem sees it:
+//! which statements could join a kernel, which index space each works over, the dataflow
+//! between them, and the candidate pairs with what fusing them would save.
+//!
+//! Index spaces are length classes: element-wise ops have operands of one length (an IR
+//! invariant), so a union-find over their operands and results groups the vectors that are
+//! known to have the same length, without knowing the length.
+
+use std::collections::HashMap;
+
+use weft_core::{BinaryOp, Literal};
+use crate::ir::{Block, Check, Function, Op, Stmt, StmtKind, VarId};
+use weft_core::types::Scalar;
+
+/// What a statement can be in a fused kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// Element-wise over one index space: a MAP in Nessie's terms (checks, `iota` and
+    /// `replicate` included).
+    Map,
+    /// A reduction of a vector to one scalar: REDUCE.
+    Reduce,
+    /// A scan (SCAN) or a segmented reduction or scan: its first pass can compute its input
+    /// from the maps that produce it, but it is the kernel's only consumer.
+    Scan,
+    /// A vector op that runs as its own kernel or primitive passes (`scan`, `pack`, ...).
+    Alone(String),
+    /// Host work: scalar ops, prints, control flow, calls.
+    Host,
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub role: Role,
+    /// The index space (length class) a `Map` or `Reduce` works over.
+    pub class: Option<usize>,
+    /// It is seen from outside (a print) or may stop the program (a check, integer division,
+    /// a call): its order among effects matters.
+    pub effect: bool,
+    /// Later ops may be valid only because it ran without stopping (a check, a call): nothing
+    /// that followed it moves before it. A print guards nothing.
+    pub guard: bool,
+    /// It is defined whatever a failed check would have said (one vector operand, no index):
+    /// it may run before a guard that preceded it.
+    pub total: bool,
+    pub defs: Vec<VarId>,
+    pub reads: Vec<VarId>,
+    /// A gather's source, which it reads at any index, not element by element.
+    pub gathers: Option<VarId>,
+    /// A scan's (or segmented op's) input, the only operand a producer may compute for it.
+    pub consumes: Option<VarId>,
+    /// A segmented op: its first pass reads only the elements inside segments.
+    pub segmented: bool,
+}
+
+impl Node {
+    pub fn fusable(&self) -> bool {
+        matches!(self.role, Role::Map | Role::Reduce | Role::Scan)
+    }
+}
+
+/// Two statements that could share a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pair {
+    pub a: usize,
+    pub b: usize,
+    /// `b` reads what `a` computes (vertical fusion); otherwise they are siblings that read a
+    /// common input (horizontal fusion).
+    pub vertical: bool,
+    /// Nessie's `sr`: arrays passed between them, or read by both, in 32-bit words per
+    /// element (an `f64` array weighs two).
+    pub shared: u32,
+}
+
+/// Why two adjacent statements cannot share a kernel, whatever the strategy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blocker {
+    /// They work over index spaces not known to be equal.
+    IndexSpaces,
+    /// The producer's kind cannot flow into the consumer's in one kernel (a cell of the
+    /// compatibility table: producer, consumer).
+    Incompatible(&'static str, &'static str),
+    /// One of them has no fused form.
+    NoFusedForm(String),
+    /// The consumer gathers from the producer's result: it reads elements other threads
+    /// compute.
+    RandomAccess,
+}
+
+impl Blocker {
+    pub fn describe(&self) -> String {
+        match self {
+            Blocker::IndexSpaces => "different index spaces: their lengths are not known to be equal".into(),
+            Blocker::Incompatible(from, to) => {
+                format!("{from} -> {to} is not fusable: the consumer needs the whole result first")
+            }
+            Blocker::NoFusedForm(op) => {
+                format!("`{op}` runs as its own primitive passes, with no fused form")
+            }
+            Blocker::RandomAccess => {
+                "the consumer gathers from the producer's result at any index, which other threads compute"
+                    .into()
+            }
+        }
+    }
+}
+
+pub struct Region<'a> {
+    pub f: &'a Function,
+    pub block: &'a Block,
+    pub nodes: Vec<Node>,
+    /// `preds[j]`: the statements `j` depends on directly (dataflow, or the order of effects).
+    pub preds: Vec<Vec<usize>>,
+    /// `reach[i][j]`: a path of dependencies leads from `i` to `j`.
+    pub reach: Vec<Vec<bool>>,
+    pub pairs: Vec<Pair>,
+    /// `(a, b)` of every candidate pair, for lookups.
+    pub paired: std::collections::HashSet<(usize, usize)>,
+    /// Dataflow edges between vector statements that can never share a kernel.
+    pub blocked: Vec<(usize, usize, Blocker)>,
+    /// What is known of the function's scalars.
+    pub facts: &'a VarFacts,
+    /// Each vector's length class, and per class the variable that names its length.
+    class_of: HashMap<VarId, usize>,
+    namer: HashMap<usize, VarId>,
+}
+
+impl<'a> Region<'a> {
+    pub fn new(f: &'a Function, block: &'a Block, facts: &'a VarFacts) -> Region<'a> {
+        let mut classes = Classes::default();
+        let nodes: Vec<Node> = block.stmts.iter().map(|s| node(f, facts, s, &mut classes)).collect();
+        let nodes: Vec<Node> = nodes
+            .into_iter()
+            .map(|mut n| {
+                n.class = n.class.map(|c| classes.find(c));
+                n
+            })
+            .collect();
+        let preds = dependencies(&nodes);
+        let reach = reachability(&preds);
+        let mut class_of = HashMap::new();
+        let mut namer: HashMap<usize, VarId> = HashMap::new();
+        let mut vars: Vec<VarId> = classes.of_var.keys().copied().collect();
+        vars.sort_unstable();
+        for v in vars {
+            let c = classes.var(v);
+            class_of.insert(v, c);
+            namer.entry(c).or_insert(v);
+        }
+        let mut region = Region {
+            class_of,
+            namer,
+            f,
+            block,
+            nodes,
+            preds,
+            reach,
+            pairs: Vec::new(),
+            paired: Default::default(),
+            blocked: Vec::new(),
+            facts,
+        };
+        region.find_pairs();
+        region.paired = region.pairs.iter().map(|p| (p.a, p.b)).collect();
+        region
+    }
+
+    /// Candidate pairs (same index space, compatible kinds) and blocked dataflow edges.
+    fn find_pairs(&mut self) {
+        let n = self.nodes.len();
+        for b in 0..n {
+            for a in 0..b {
+                let (na, nb) = (&self.nodes[a], &self.nodes[b]);
+                let passed: u32 =
+                    na.defs.iter().filter(|d| nb.reads.contains(d)).map(|&d| self.words(d)).sum();
+                let vector_flow = passed > 0 && na.defs.iter().any(|&d| self.f.ty(d).is_vector());
+                if passed > 0 {
+                    let gathered = nb.gathers.is_some_and(|g| na.defs.contains(&g));
+                    let blocker =
+                        if gathered && na.fusable() { Some(Blocker::RandomAccess) } else { blocker(na, nb) };
+                    if let Some(blocker) = blocker {
+                        if na.role != Role::Host && nb.role != Role::Host && (vector_flow || na.fusable()) {
+                            self.blocked.push((a, b, blocker));
+                        }
+                        continue;
+                    }
+                    self.pairs.push(Pair { a, b, vertical: true, shared: passed });
+                    continue;
+                }
+                let siblings = |n: &Node| matches!(n.role, Role::Map | Role::Reduce);
+                let both = siblings(na) && siblings(nb) && na.class == nb.class;
+                // An effect (a check) and what follows it: one kernel keeps their order, since
+                // its ops run in program order per element and a failure is explained by running
+                // them in order.
+                let ordered = na.fusable() && nb.fusable() && na.class == nb.class;
+                if ordered && na.effect && self.preds[b].contains(&a) {
+                    self.pairs.push(Pair { a, b, vertical: true, shared: 0 });
+                    continue;
+                }
+                if !both || self.reach[a][b] {
+                    continue;
+                }
+                let common: u32 = na
+                    .reads
+                    .iter()
+                    .filter(|v| self.f.ty(**v).is_vector() && nb.reads.contains(v))
+                    .map(|&v| self.words(v))
+                    .sum();
+                if common > 0 {
+                    self.pairs.push(Pair { a, b, vertical: false, shared: common });
+                }
+            }
+        }
+    }
+
+    /// 32-bit words per element of `v`: what a traversal of it moves.
+    fn words(&self, v: VarId) -> u32 {
+        crate::wgsl::scalar::storage_size(self.f.ty(v).elem) as u32 / 4
+    }
+
+    /// The length of vector `v`, named by the first vector known to have the same length.
+    pub fn length_name(&self, v: VarId) -> String {
+        let named = self.class_of.get(&v).and_then(|c| self.namer.get(c)).copied().unwrap_or(v);
+        format!("len({})", super::var_label(self.f, named))
+    }
+
+    /// Reachability between statements when each cluster runs as one kernel (a statement
+    /// reaches the others of its own kernel only through outside work), or `None` when the
+    /// kernels depend on each other in a cycle and no schedule runs them.
+    pub fn reach_between(&self, clusters: &super::solve::Clusters) -> Option<Vec<Vec<bool>>> {
+        let n = self.nodes.len();
+        let (unit, succs, order) = self.kernel_order(clusters)?;
+        let mut unit_reach = vec![vec![false; n]; n];
+        for &u in order.iter().rev() {
+            for &s in &succs[u] {
+                unit_reach[u][s] = true;
+                let from = unit_reach[s].clone();
+                for (to, reached) in unit_reach[u].iter_mut().zip(from) {
+                    *to |= reached;
+                }
+            }
+        }
+        Some((0..n).map(|i| (0..n).map(|j| unit_reach[unit[i]][unit[j]]).collect()).collect())
+    }
+
+    /// Each statement's kernel (its cluster's root, or itself), the kernels' successors, and a
+    /// topological order of the kernels; `None` when they depend on each other in a cycle.
+    #[allow(clippy::type_complexity)]
+    pub fn kernel_order(
+        &self,
+        clusters: &super::solve::Clusters,
+    ) -> Option<(Vec<usize>, Vec<Vec<usize>>, Vec<usize>)> {
+        let n = self.nodes.len();
+        let unit: Vec<usize> =
+            (0..n).map(|i| if self.nodes[i].fusable() { clusters.find(i) } else { i }).collect();
+        let mut succs = vec![Vec::new(); n];
+        let mut waiting = vec![0usize; n];
+        for j in 0..n {
+            for &i in &self.preds[j] {
+                if unit[i] != unit[j] && !succs[unit[i]].contains(&unit[j]) {
+                    succs[unit[i]].push(unit[j]);
+                    waiting[unit[j]] += 1;
+                }
+            }
+        }
+        let roots = (0..n).filter(|&u| unit[u] == u).count();
+        let mut order = Vec::with_capacity(roots);
+        let mut ready: Vec<usize> = (0..n).filter(|&u| unit[u] == u && waiting[u] == 0).collect();
+        while let Some(u) = ready.pop() {
+            order.push(u);
+            for &s in &succs[u] {
+                waiting[s] -= 1;
+                if waiting[s] == 0 {
+                    ready.push(s);
+                }
+            }
+        }
+        (order.len() == roots).then_some((unit, succs, order))
+    }
+
+    /// The storage buffers a kernel of `members` binds: the parameters, every vector (or
+    /// possibly device-resident scalar) it reads from outside, every value it writes out, the
+    /// partial results of each reduction, and the error record if something in it can fail.
+    pub fn bindings(&self, members: &[bool]) -> u32 {
+        let mut inputs: Vec<VarId> = Vec::new();
+        let mut outputs = 0;
+        let mut reduces = 0;
+        let mut fails = false;
+        for (i, node) in self.nodes.iter().enumerate().filter(|(i, _)| members[*i]) {
+            fails |= node.effect;
+            // A reduction's partials; a scan's block sums; a segmented op's ids, starts, values
+            // and flags.
+            reduces += match node.role {
+                Role::Reduce | Role::Scan if !node.segmented => 1,
+                Role::Scan => 4,
+                _ => 0,
+            };
+            for &v in &node.reads {
+                let inside = self.defined_by(members, v, i);
+                if !inside && !self.is_param(v) && !inputs.contains(&v) {
+                    inputs.push(v);
+                }
+            }
+            outputs += node.defs.iter().filter(|&&d| self.read_outside(members, d)).count() as u32;
+        }
+        1 + inputs.len() as u32 + outputs + reduces + u32::from(fails)
+    }
+
+    /// Whether `v`, as read by statement `at`, is defined by a member before it.
+    fn defined_by(&self, members: &[bool], v: VarId, at: usize) -> bool {
+        (0..at).rev().find(|&k| self.nodes[k].defs.contains(&v)).is_some_and(|k| members[k])
+    }
+
+    /// A scalar that travels in the parameter slots: on the host, and 32 bits wide.
+    fn is_param(&self, v: VarId) -> bool {
+        let ty = self.f.ty(v);
+        !ty.is_vector()
+            && !matches!(ty.elem, Scalar::I64 | Scalar::F64)
+            && self.facts.host.get(v as usize).copied().unwrap_or(false)
+    }
+
+    /// Whether a value that members define is read after them by someone else: it must be
+    /// written out.
+    pub fn read_outside(&self, members: &[bool], v: VarId) -> bool {
+        let Some(def) = self.nodes.iter().position(|n| n.defs.contains(&v)) else {
+            return false;
+        };
+        if !members[def] {
+            return false;
+        }
+        let read_later =
+            self.nodes.iter().enumerate().skip(def + 1).any(|(k, n)| !members[k] && n.reads.contains(&v));
+        read_later || self.block.results.contains(&v)
+    }
+}
+
+fn blocker(a: &Node, b: &Node) -> Option<Blocker> {
+    let name = |n: &Node| match &n.role {
+        Role::Map => "map",
+        Role::Reduce => "reduce",
+        Role::Scan => "scan",
+        Role::Alone(_) | Role::Host => "op",
+    };
+    match (&a.role, &b.role) {
+        (Role::Alone(op), _) | (_, Role::Alone(op)) => Some(Blocker::NoFusedForm(op.clone())),
+        (Role::Host, _) | (_, Role::Host) => Some(Blocker::NoFusedForm("host".into())),
+        (Role::Reduce | Role::Scan, _) => Some(Blocker::Incompatible(name(a), name(b))),
+        _ if a.class != b.class => Some(Blocker::IndexSpaces),
+        _ => None,
+    }
+}
+
+/// The direct dependencies of each statement: read after write, write after read, write
+/// after write; an effect on the last effect before it, and anything else on the last guard.
+fn dependencies(nodes: &[Node]) -> Vec<Vec<usize>> {
+    let mut preds = vec![Vec::new(); nodes.len()];
+    let mut last_def: HashMap<VarId, usize> = HashMap::new();
+    let mut readers: HashMap<VarId, Vec<usize>> = HashMap::new();
+    let mut last_effect = None;
+    let mut last_guard = None;
+    for (j, node) in nodes.iter().enumerate() {
+        let mut add = |i: usize| {
+            if i != j && !preds[j].contains(&i) {
+                preds[j].push(i);
+            }
+        };
+        for v in &node.reads {
+            if let Some(&i) = last_def.get(v) {
+                add(i);
+            }
+        }
+        for d in &node.defs {
+            if let Some(&i) = last_def.get(d) {
+                add(i);
+            }
+            for &r in readers.get(d).map(Vec::as_slice).unwrap_or(&[]) {
+                add(r);
+            }
+        }
+        // Nothing moves before a check it followed: an op may only be valid because an earlier
+        // check passed (a zip's lengths, an index). A total op (a map of one vector, a
+        // reduction: `max` of nothing is its identity until the check stops the run) may.
+        // Effects keep their order, so a failure comes after the output printed before it.
+        let before = if node.effect { last_effect } else { last_guard.filter(|_| !node.total) };
+        if let Some(i) = before {
+            add(i);
+        }
+        if node.effect {
+            last_effect = Some(j);
+        }
+        if node.guard {
+            last_guard = Some(j);
+        }
+        for v in &node.reads {
+            readers.entry(*v).or_default().push(j);
+        }
+        for d in &node.defs {
+            last_def.insert(*d, j);
+            readers.remove(d);
+        }
+    }
+    preds
+}
+
+fn reachability(preds: &[Vec<usize>]) -> Vec<Vec<bool>> {
+    let n = preds.len();
+    let mut reach = vec![vec![false; n]; n];
+    // Statements only depend on earlier ones, so one pass in order closes the relation.
+    for j in 0..n {
+        for &i in &preds[j] {
+            reach[i][j] = true;
+            for row in reach.iter_mut().take(i) {
+                if row[i] {
+                    row[j] = true;
+                }
+            }
+        }
+    }
+    reach
+}
+
+/// Length classes, by union-find over vector variables (and `iota`/`replicate` lengths).
+#[derive(Default)]
+struct Classes {
+    parent: Vec<usize>,
+    of_var: HashMap<VarId, usize>,
+    of_len: HashMap<VarId, usize>,
+}
+
+impl Classes {
+    fn fresh(&mut self) -> usize {
+        self.parent.push(self.parent.len());
+        self.parent.len() - 1
+    }
+
+    fn find(&mut self, mut c: usize) -> usize {
+        while self.parent[c] != c {
+            self.parent[c] = self.parent[self.parent[c]];
+            c = self.parent[c];
+        }
+        c
+    }
+
+    fn var(&mut self, v: VarId) -> usize {
+        if let Some(&c) = self.of_var.get(&v) {
+            return self.find(c);
+        }
+        let c = self.fresh();
+        self.of_var.insert(v, c);
+        c
+    }
+
+    fn len(&mut self, len: VarId) -> usize {
+        if let Some(&c) = self.of_len.get(&len) {
+            return self.find(c);
+        }
+        let c = self.fresh();
+        self.of_len.insert(len, c);
+        c
+    }
+
+    fn union(&mut self, a: usize, b: usize) -> usize {
+        let (a, b) = (self.find(a), self.find(b));
+        self.parent[b] = a;
+        a
+    }
+}
+
+fn node(f: &Function, facts: &VarFacts, stmt: &Stmt, classes: &mut Classes) -> Node {
+    let mut reads = Vec::new();
+    stmt.reads(&mut reads);
+    reads.dedup();
+    let (defs, role, class, effect) = match &stmt.kind {
+        StmtKind::Op { dest, op } => {
+            let (role, class) = op_role(f, *dest, op, classes);
+            (dest.iter().copied().collect(), role, class, op_may_fail(&f.vars, facts, op))
+        }
+        StmtKind::If { dests, .. }
+        | StmtKind::While { dests, .. }
+        | StmtKind::Call { dests, .. }
+        | StmtKind::ElementLoop { dests, .. } => (dests.clone(), Role::Host, None, true),
+        StmtKind::Kernel(kernel) => (kernel.outputs.clone(), Role::Host, None, true),
+        StmtKind::Print { .. } => (Vec::new(), Role::Host, None, true),
+    };
+    let gathers = match &stmt.kind {
+        StmtKind::Op { op: Op::Gather { src, .. }, .. } => Some(*src),
+        _ => None,
+    };
+    let (consumes, segmented) = match &stmt.kind {
+        StmtKind::Op { op: Op::Scan { src, .. }, .. } if role == Role::Scan => (Some(*src), false),
+        StmtKind::Op { op: Op::SegReduce { src, .. } | Op::SegScan { src, .. }, .. }
+            if role == Role::Scan =>
+        {
+            (Some(*src), true)
+        }
+        _ => (None, false),
+    };
+    let guard = effect && !matches!(stmt.kind, StmtKind::Print { .. });
+    let total = match &stmt.kind {
+        StmtKind::Op { op, .. } => {
+            let vectors = op.operands().iter().filter(|&&v| f.ty(v).is_vector()).count();
+            !effect && vectors <= 1 && (op.is_element_wise() || matches!(op, Op::Reduce { .. }))
+        }
+        _ => false,
+    };
+    Node { role, class, effect, guard, total, defs, reads, gathers, consumes, segmented }
+}
+
+fn op_role(f: &Function, dest: Option<VarId>, op: &Op, classes: &mut Classes) -> (Role, Option<usize>) {
+    let vector = |v: VarId| f.ty(v).is_vector();
+    let operands = op.operands();
+    let any_vector = operands.iter().any(|&v| vector(v)) || dest.is_some_and(vector);
+    // A vector's length is known to the host: no kernel.
+    if !any_vector || matches!(op, Op::Length(_)) {
+        return (Role::Host, None);
+    }
+    match op {
+        _ if op.is_element_wise() => {
+            let mut class = dest.map(|d| classes.var(d));
+            for &v in operands.iter().filter(|&&v| vector(v)) {
+                let c = classes.var(v);
+                class = Some(class.map_or(c, |k| classes.union(k, c)));
+            }
+            (Role::Map, class)
+        }
+        Op::Gather { index, .. } if vector(*index) => {
+            let class = classes.var(*index);
+            let class = dest.map_or(class, |d| {
+                let c = classes.var(d);
+                classes.union(class, c)
+            });
+            (Role::Map, Some(class))
+        }
+        Op::Check(check) if !matches!(check, Check::Permutation { .. } | Check::PartitionLengths { .. }) => {
+            let mut class = None;
+            for &v in operands.iter().filter(|&&v| vector(v)) {
+                let c = classes.var(v);
+                class = Some(class.map_or(c, |k| classes.union(k, c)));
+            }
+            (Role::Map, class)
+        }
+        Op::Iota { len } | Op::Replicate { len, .. } if operands.iter().all(|&v| !vector(v)) => {
+            let c = classes.len(*len);
+            let class = dest.map_or(c, |d| {
+                let k = classes.var(d);
+                classes.union(c, k)
+            });
+            (Role::Map, Some(class))
+        }
+        Op::Reduce { src, .. } => (Role::Reduce, Some(classes.var(*src))),
+        Op::Scan { src, .. } if vector(*src) => {
+            let class = classes.var(*src);
+            let class = dest.map_or(class, |d| {
+                let c = classes.var(d);
+                classes.union(class, c)
+            });
+            (Role::Scan, Some(class))
+        }
+        Op::SegReduce { op, src, .. } | Op::SegScan { op, src, .. }
+            if vector(*src) && !matches!(op, crate::ir::ReduceOp::Min | crate::ir::ReduceOp::Max) =>
+        {
+            (Role::Scan, Some(classes.var(*src)))
+        }
+        other => (Role::Alone(other.name()), None),
+    }
+}
+
+/// Whether the op can stop the program: checks, and the integer ops that fail on some
+/// operands.
+pub fn op_may_fail(vars: &[crate::ir::VarInfo], facts: &VarFacts, op: &Op) -> bool {
+    match op {
+        Op::Check(_) | Op::Load { .. } => true,
+        Op::Binary(b, x, divisor) => {
+            let int = matches!(vars[*x as usize].ty.elem, Scalar::I32 | Scalar::I64);
+            let by_nonzero = facts.nonzero.get(*divisor as usize).copied().unwrap_or(false);
+            int && match b {
+                BinaryOp::FloorDiv | BinaryOp::Mod => !by_nonzero,
+                BinaryOp::Pow | BinaryOp::Shl | BinaryOp::Shr => true,
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// What fusion knows of a function's scalar variables, by variable.
+pub struct VarFacts {
+    /// Known to live on the host (a constant, a length, or element-wise host arithmetic on
+    /// such), which a kernel takes as a parameter.
+    pub host: Vec<bool>,
+    /// An integer constant other than zero: a divisor that cannot fail.
+    pub nonzero: Vec<bool>,
+}
+
+impl VarFacts {
+    pub fn of(f: &Function) -> VarFacts {
+        let mut facts = VarFacts { host: vec![false; f.vars.len()], nonzero: vec![false; f.vars.len()] };
+        facts.walk(&f.body, f);
+        facts
+    }
+
+    fn walk(&mut self, block: &Block, f: &Function) {
+        for stmt in &block.stmts {
+            match &stmt.kind {
+                StmtKind::Op { dest: Some(d), op } if !f.ty(*d).is_vector() => {
+                    self.nonzero[*d as usize] = matches!(op, Op::Const(Literal::Int(k, _)) if *k != 0);
+                    self.host[*d as usize] = match op {
+                        Op::Const(_) | Op::Length(_) => true,
+                        Op::Unary(..) | Op::Binary(..) | Op::Select(..) | Op::Cast(..) | Op::Math(..) => {
+                            op.operands().iter().all(|&v| self.host[v as usize])
+                        }
+                        _ => false,
+                    };
+                }
+                StmtKind::If { then: a, otherwise: b, .. } | StmtKind::While { cond: a, body: b, .. } => {
+                    self.walk(a, f);
+                    self.walk(b, f);
+                }
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! The kernels of a whole program, as `weft wgsl` prints them: for each op, what the GPU
+//! executor launches for it when its vector operands are on the device and its scalar
+//! operands on the host (a scalar the device computed makes the same kernel read a
+//! one-element array instead).
+
+use std::collections::HashSet;
+
+use rowan::TextRange;
+
+use crate::ir::{Block, Function, FusedKernel, Op, Program, ReduceOp, StmtKind, VarId};
+use weft_core::types::Scalar;
+
+use super::{Kernel, LoopKernel, Operand, map_kernel, prims};
+
+/// One kernel, and where it first comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramKernel {
+    pub function: String,
+    pub span: TextRange,
+    pub kernel: Kernel,
+}
+
+/// Every distinct kernel of the program, in program order.
+pub fn program_kernels(program: &Program) -> Vec<ProgramKernel> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for f in &program.functions {
+        let mut push = |span: TextRange, kernel: Kernel| {
+            if seen.insert(kernel.source.clone()) {
+                out.push(ProgramKernel { function: f.name.clone(), span, kernel });
+            }
+        };
+        block_kernels(f, &f.body, &mut push);
+    }
+    out
+}
+
+fn block_kernels(f: &Function, block: &Block, push: &mut dyn FnMut(TextRange, Kernel)) {
+    for stmt in &block.stmts {
+        match &stmt.kind {
+            StmtKind::Op { dest, op } => {
+                for kernel in op_kernels(f, op, dest.map(|d| f.ty(d).elem)) {
+                    push(stmt.span, kernel);
+                }
+            }
+            StmtKind::If { then, otherwise, .. } => {
+                block_kernels(f, then, push);
+                block_kernels(f, otherwise, push);
+            }
+            StmtKind::While { cond, body, .. } => {
+                block_kernels(f, cond, push);
+                block_kernels(f, body, push);
+            }
+            StmtKind::ElementLoop { inputs, shared, params, init, state, cond, body, .. } => {
+                let operands = |vars: &[VarId], first: usize| -> Vec<Operand> {
+                    vars.iter().enumerate().map(|(k, &v)| operand(f, v, first + k, false)).collect()
+                };
+                let (inputs, init) = (operands(inputs, 0), operands(init, inputs.len()));
+                let looped = LoopKernel {
+                    function: f,
+                    params,
+                    inputs: &inputs,
+                    state,
+                    init: &init,
+                    shared,
+                    cond,
+                    body,
+                };
+                if let Ok(kernel) = looped.kernel() {
+                    push(stmt.span, kernel);
+                }
+            }
+            StmtKind::Kernel(kernel) => {
+                for code in fused_kernels(f, kernel) {
+                    push(stmt.span, code);
+                }
+            }
+            StmtKind::Call { .. } | StmtKind::Print { .. } => {}
+        }
+    }
+}
+
+/// A fused kernel's launches: its one kernel, or for a kernel that ends in a scan, the scan's
+/// first pass computing its input from the other members, then the primitive's other passes.
+fn fused_kernels(f: &Function, kernel: &FusedKernel) -> Vec<Kernel> {
+    let operands = |kernel: &FusedKernel| -> Vec<(VarId, Operand)> {
+        kernel.inputs().into_iter().enumerate().map(|(k, v)| (v, operand(f, v, k, true))).collect()
+    };
+    let Some((at, producer)) = kernel.split_scan() else {
+        return super::fused::fused_kernel(f, kernel, &operands(kernel))
+            .map(|code| vec![code.kernel])
+            .unwrap_or_default();
+    };
+    let StmtKind::Op { dest, op } = &kernel.body[at].kind else {
+        return Vec::new();
+    };
+    let inputs = operands(&producer);
+    let src = producer.outputs[0];
+    let elem = f.ty(src).elem;
+    let produced =
+        super::fused::Produced { f, name: &producer.name, members: &producer.body, src, inputs: &inputs };
+    let first = match op {
+        Op::Scan { op: rop, .. } => prims::scan_blocks_produced(*rop, elem, false, &produced),
+        _ => prims::segment_gather_produced(elem, &produced),
+    };
+    // The segmented primitive's own gather is the pass the produced one replaces; a scan's own
+    // first pass still scans the block sums.
+    let replaced = format!("segment_gather_{}", elem.name());
+    let rest = op_kernels(f, op, dest.map(|d| f.ty(d).elem)).into_iter().filter(|k| k.name != replaced);
+    first.into_iter().chain(rest).collect()
+}
+
+/// How the executor passes variable `v` as operand `k`.
+fn operand(f: &Function, v: VarId, k: usize, whole: bool) -> Operand {
+    let ty = f.ty(v);
+    match (ty.is_vector(), ty.elem) {
+        (true, t) if whole => Operand::Whole(t),
+        (true, t) => Operand::Elements(t),
+        (false, t @ (Scalar::I64 | Scalar::F64)) => Operand::DeviceScalar(t),
+        (false, t) => Operand::Param(t, k),
+    }
+}
+
+fn elem(f: &Function, v: Option<&VarId>) -> Scalar {
+    v.map_or(Scalar::I32, |&v| f.ty(v).elem)
+}
+
+fn scan_kernels(op: ReduceOp, elem: Scalar, segmented: bool) -> Vec<Kernel> {
+    vec![prims::scan_blocks(op, elem, segmented), prims::scan_add_carry(op, elem, segmented)]
+}
+
+/// What the compact layout of a segment descriptor takes: the starts, then the ids.
+fn compact_kernels() -> Vec<Kernel> {
+    let mut kernels = scan_kernels(ReduceOp::Add, Scalar::I32, false);
+    let sub = Op::Binary(weft_core::BinaryOp::Sub, 0, 1);
+    kernels.extend(map_kernel(&sub, &[Operand::Elements(Scalar::I32); 2], Some(Scalar::I32)));
+    kernels.push(prims::fill(Operand::Param(Scalar::I32, 0)));
+    kernels.push(prims::segment_heads());
+    kernels.extend(scan_kernels(ReduceOp::Max, Scalar::I32, false));
+    kernels
+}
+
+fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
+    let operands = op.operands();
+    let any_vector = operands.iter().any(|&v| f.ty(v).is_vector());
+    let e = |k: usize| elem(f, operands.get(k));
+    match op {
+        Op::Replicate { value, .. } => vec![prims::fill(operand(f, *value, 0, false))],
+        Op::Iota { .. } => vec![prims::iota()],
+        _ if !any_vector => Vec::new(),
+        Op::SegIds { .. } => compact_kernels(),
+        Op::SegIota { .. } => {
+            let mut kernels = compact_kernels();
+            kernels.push(prims::segment_positions());
+            kernels
+        }
+        Op::Interleave { parts, .. } => {
+            let parts: Vec<Operand> =
+                parts.iter().enumerate().map(|(k, &v)| operand(f, v, k, false)).collect();
+            vec![prims::interleave(&parts)]
+        }
+        Op::Scatter { index, src, .. } => vec![
+            prims::fill(Operand::Param(Scalar::I32, 0)),
+            prims::scatter_winners(f.ty(*index).elem),
+            prims::scatter_write(f.ty(*index).elem, operand(f, *src, 0, false)),
+        ],
+        Op::Pack { src, .. } => {
+            let mut kernels = scan_kernels(ReduceOp::Add, Scalar::I32, false);
+            kernels.push(prims::pack_scatter(f.ty(*src).elem));
+            kernels
+        }
+        Op::Reduce { op, .. } => vec![prims::reduce_blocks(*op, e(0))],
+        Op::Scan { op, init, .. } => {
+            let mut kernels = scan_kernels(*op, e(0), false);
+            if let Some(init) = init {
+                kernels.push(prims::scan_shift(*op, e(0), false, operand(f, *init, 0, false)));
+            }
+            kernels
+        }
+        Op::SegReduce { op: rop, .. } | Op::SegScan { op: rop, .. } => {
+            let mut kernels = compact_kernels();
+            kernels.push(prims::segment_gather(e(0)));
+            kernels.extend(scan_kernels(*rop, e(0), true));
+            match op_init(op) {
+                None => kernels.push(prims::segment_last(e(0), &prims::empty_value(*rop, e(0)))),
+                Some(Some(init)) => {
+                    kernels.push(prims::scan_shift(*rop, e(0), true, operand(f, init, 0, false)))
+                }
+                Some(None) => {}
+            }
+            kernels
+        }
+        Op::SegArgExtreme { max, .. } => vec![prims::segment_arg_extreme(e(0), *max)],
+        _ => {
+            let whole = matches!(op, Op::Gather { .. });
+            let kinds: Vec<Operand> =
+                operands.iter().enumerate().map(|(k, &v)| operand(f, v, k, whole && k == 0)).collect();
+            map_kernel(op, &kinds, dest).into_iter().collect()
+        }
+    }
+}
+
+/// For a segmented scan, its initial value if exclusive (`Some(Some(init))`) or `Some(None)`;
+/// `None` for a segmented reduction.
+fn op_init(op: &Op) -> Option<Option<VarId>> {
+    match op {
+        Op::SegScan { init, .. } => Some(*init),
+        _ => None,
+    }
+}

@@ -1,0 +1,260 @@
+//! Fused kernels (`ir::StmtKind::Kernel`) on the device: one launch for the whole body, plus
+//! the primitive reduce's passes over the partial results of its reductions.
+
+use rowan::TextRange;
+
+use weft_exec::host_flow::{Frame, RunResult, get, set};
+use weft_flat::ir::{Function, FusedKernel, Op, Stmt, StmtKind, VarId};
+use crate::runtime::Binding;
+use weft_core::types::Scalar;
+use weft_flat::wgsl::{self, prims};
+
+use super::{DeviceVec, DeviceValue, GpuMachine, gpu_error};
+
+impl GpuMachine<'_, '_> {
+    /// Runs `stmt`, a fused kernel, as one launch and sets its outputs; `false` when it cannot
+    /// (nothing on the device to size it by, or a kernel WGSL cannot express), and the walker
+    /// runs its ops one at a time instead.
+    pub(super) fn run_kernel(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<DeviceValue>) -> RunResult<bool> {
+        let StmtKind::Kernel(kernel) = &stmt.kind else {
+            return Ok(false);
+        };
+        let span = stmt.span;
+        self.attribute_to(span);
+        if let Some((at, producer)) = kernel.split_scan() {
+            return self.run_scan_kernel(f, stmt, &kernel.body[at], &producer, frame);
+        }
+        let inputs = kernel.inputs();
+        let values = inputs.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+        let Some(n) = self.index_space(kernel, &inputs, &values, span)? else {
+            return Ok(false);
+        };
+        let mut params = vec![0u32; wgsl::FIRST_SCALAR];
+        let mut bindings = Vec::new();
+        let mut operands = Vec::with_capacity(inputs.len());
+        for (k, (&var, value)) in inputs.iter().zip(&values).enumerate() {
+            let operand = self.operand(k, value, true, &mut params, &mut bindings, span)?;
+            operands.push((var, operand));
+        }
+        let Ok(code) = wgsl::fused::fused_kernel(f, kernel, &operands) else {
+            return Ok(false);
+        };
+        if !self.fits(&code.kernel) {
+            return Ok(false);
+        }
+        let mut outputs = Vec::new();
+        for &v in &code.written {
+            let out = self.alloc(f.ty(v).elem, n, span)?;
+            bindings.push(out.binding());
+            outputs.push((v, out));
+        }
+        let blocks = n.div_ceil(prims::BLOCK as usize).max(1);
+        let mut partials = Vec::new();
+        for &(v, _, elem) in &code.reductions {
+            let out = self.alloc(elem, blocks, span)?;
+            bindings.push(out.binding());
+            partials.push((v, out));
+        }
+        if code.fails {
+            let kept = inputs.iter().copied().zip(values.iter().cloned()).collect();
+            params[1] = self.expect_failure(stmt.clone(), f.vars.len(), kept)?;
+            bindings = self.with_record(bindings);
+        }
+        let words = super::prims::param_words(&params);
+        let launched = if code.reductions.is_empty() {
+            if n == 0 { Ok(()) } else { self.gpu.dispatch(&code.kernel, n as u64, &words, &bindings) }
+        } else {
+            self.gpu.dispatch_groups(&code.kernel, blocks as u64, n as u64, &words, &bindings)
+        };
+        launched.map_err(|e| gpu_error(e, span))?;
+        for (v, out) in outputs {
+            set(frame, v, DeviceValue::Device(out), span)?;
+        }
+        for ((v, partial), &(_, op, _)) in partials.into_iter().zip(&code.reductions) {
+            let total = if blocks == 1 {
+                DeviceVec { scalar: true, ..partial }
+            } else {
+                self.reduce(op, &partial, span)?
+            };
+            set(frame, v, DeviceValue::Device(total), span)?;
+        }
+        for member in &kernel.body {
+            if let StmtKind::Op { op, .. } = &member.kind {
+                self.report.counters.record_op(op, std::iter::once(n));
+            }
+        }
+        Ok(true)
+    }
+
+    /// A scan (or segmented reduction or scan) whose first pass computes its input from the
+    /// kernel's other ops (`wgsl::fused::Produced`); the other passes are the primitive's.
+    fn run_scan_kernel(
+        &mut self,
+        f: &Function,
+        stmt: &Stmt,
+        scan: &Stmt,
+        producer: &FusedKernel,
+        frame: &mut Frame<DeviceValue>,
+    ) -> RunResult<bool> {
+        let span = stmt.span;
+        let StmtKind::Op { dest: Some(dest), op } = &scan.kind else {
+            return Ok(false);
+        };
+        let src = producer.outputs[0];
+        let elem = f.ty(src).elem;
+        let inputs = producer.inputs();
+        let values = inputs.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+        let mut params = vec![0u32; wgsl::FIRST_SCALAR];
+        let mut own = Vec::new();
+        let mut operands = Vec::with_capacity(inputs.len());
+        for (k, (&var, value)) in inputs.iter().zip(&values).enumerate() {
+            operands.push((var, self.operand(k, value, true, &mut params, &mut own, span)?));
+        }
+        let produced = wgsl::fused::Produced {
+            f,
+            name: &producer.name,
+            members: &producer.body,
+            src,
+            inputs: &operands,
+        };
+        // The consumer's own operands besides its input: segments, initial value.
+        let own_operand = |v: VarId| get(frame, v, span);
+        let result = match op {
+            Op::Scan { op: rop, init, .. } => {
+                let Some(n) = self.index_space(producer, &inputs, &values, span)?.filter(|&n| n > 0) else {
+                    return Ok(false);
+                };
+                let Ok(pass) = prims::scan_blocks_produced(*rop, elem, false, &produced) else {
+                    return Ok(false);
+                };
+                if !self.fits(&pass) {
+                    return Ok(false);
+                }
+                let out = self.alloc(elem, n, span)?;
+                let sums = self.alloc(elem, n.div_ceil(prims::BLOCK as usize), span)?;
+                let mut bindings = vec![out.binding(), sums.binding()];
+                bindings.extend(own);
+                self.launch_fused_pass(
+                    stmt,
+                    f,
+                    &pass,
+                    &inputs,
+                    &values,
+                    &mut params,
+                    bindings,
+                    |me, params, b| me.launch_blocks(&pass, n, params, b, span),
+                )?;
+                let out = self.scan_carry(*rop, out, &sums, None, span)?;
+                match init {
+                    Some(init) => self.shift(*rop, &out, None, &own_operand(*init)?, span)?,
+                    None => out,
+                }
+            }
+            Op::SegReduce { segs, .. } | Op::SegScan { segs, .. } => {
+                let offsets = self.device(&own_operand(segs.offsets)?, span)?;
+                let lengths = self.device(&own_operand(segs.lengths)?, span)?;
+                let (starts, total) = self.compact(&lengths, span)?;
+                let Ok(pass) = wgsl::prims::segment_gather_produced(elem, &produced) else {
+                    return Ok(false);
+                };
+                if total == 0 || !self.fits(&pass) {
+                    return Ok(false);
+                }
+                let ids = self.segment_ids(&lengths, &starts, total, span)?;
+                let vals = self.alloc(elem, total, span)?;
+                let flags = self.alloc(Scalar::Bool, total, span)?;
+                let mut bindings =
+                    vec![ids.binding(), offsets.binding(), starts.binding(), vals.binding(), flags.binding()];
+                bindings.extend(own);
+                self.launch_fused_pass(
+                    stmt,
+                    f,
+                    &pass,
+                    &inputs,
+                    &values,
+                    &mut params,
+                    bindings,
+                    |me, params, b| me.launch(&pass, total, params, b, span),
+                )?;
+                let init = match op {
+                    Op::SegScan { init: Some(init), .. } => Some(own_operand(*init)?),
+                    _ => None,
+                };
+                self.segmented_tail(op, &vals, &flags, &lengths, &starts, init.as_ref(), span)?
+            }
+            _ => return Ok(false),
+        };
+        set(frame, *dest, DeviceValue::Device(result), span)?;
+        for member in producer.body.iter().chain([scan]) {
+            if let StmtKind::Op { op, .. } = &member.kind {
+                self.report.counters.record_op(op, std::iter::empty());
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether the adapter lets one kernel bind all of `kernel`'s storage buffers (the
+    /// parameters included).
+    fn fits(&self, kernel: &wgsl::Kernel) -> bool {
+        kernel.bindings.len() < self.gpu.limits.max_storage_buffers_per_shader_stage as usize
+    }
+
+    /// Launches a pass with a fused producer: with the error record, and a sequence number
+    /// whose failure is explained by the kernel's ops, when the producer can fail.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_fused_pass(
+        &mut self,
+        stmt: &Stmt,
+        f: &Function,
+        pass: &wgsl::Kernel,
+        inputs: &[VarId],
+        values: &[DeviceValue],
+        params: &mut [u32],
+        mut bindings: Vec<Binding>,
+        launch: impl FnOnce(&mut Self, &[u32], &[Binding]) -> RunResult<()>,
+    ) -> RunResult<()> {
+        if pass.bindings.len() > bindings.len() {
+            let kept = inputs.iter().copied().zip(values.iter().cloned()).collect();
+            params[1] = self.expect_failure(stmt.clone(), f.vars.len(), kept)?;
+            bindings = self.with_record(bindings);
+        }
+        launch(self, params, &bindings)
+    }
+
+    /// The number of elements the kernel runs over: the length of the vectors it reads
+    /// element by element, or the count of its `iota` or `replicate`.
+    fn index_space(
+        &mut self,
+        kernel: &FusedKernel,
+        inputs: &[VarId],
+        values: &[DeviceValue],
+        span: TextRange,
+    ) -> RunResult<Option<usize>> {
+        // A gather's source is read anywhere; the other vectors, one element per thread.
+        let element_wise = |v: VarId| {
+            kernel.body.iter().any(|s| match &s.kind {
+                StmtKind::Op { op: Op::Gather { index, .. }, .. } => *index == v,
+                StmtKind::Op { op, .. } => op.operands().contains(&v),
+                _ => false,
+            })
+        };
+        let mut n = None;
+        for (&var, value) in inputs.iter().zip(values) {
+            if let Some(len) = value.vector_len().filter(|_| element_wise(var)) {
+                n = Some(n.map_or(len, |m: usize| m.max(len)));
+            }
+        }
+        if n.is_some() {
+            return Ok(n);
+        }
+        for stmt in &kernel.body {
+            if let StmtKind::Op { op: Op::Iota { len } | Op::Replicate { len, .. }, .. } = &stmt.kind {
+                let at = inputs.iter().position(|v| v == len);
+                if let Some(value) = at.map(|k| values[k].clone()) {
+                    return self.host_count(&value, span).map(Some);
+                }
+            }
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,665 @@
+//! `weft-gpu`: the GPU executor and its wgpu runtime, the only crate that links wgpu. The
+//! executor runs the segmented IR on a wgpu device, one kernel (or one primitive's
+//! passes) per op.
+//!
+//! Host control flow is `host_flow`'s, as on the CPU executor. A value is a host scalar or a
+//! device array (`DeviceValue`); device arrays stay resident, and a scalar computed on the device
+//! (a reduction's result) stays there until the host needs it: to branch, to size an
+//! allocation or to print. Those read-backs are counted (`runtime::Stats`).
+//!
+//! Ops run as follows:
+//! - ops on host scalars alone run on the host, through the CPU executor's kernels;
+//! - element-wise ops and checks are one generated kernel (`wgsl::map_kernel`), element loops
+//!   one kernel each (`wgsl::LoopKernel`);
+//! - the others run the primitive library's passes (`prims`);
+//! - `SegSortPerm` is a radix sort, `permute`'s check marks targets (`sort`);
+//! - what has no GPU version (`load_*`, an op WGSL cannot express) runs on the CPU executor,
+//!   and the profile says so.
+//!
+//! Run-time errors: a failing kernel records the op's sequence number on the device, and the
+//! host looks at the record with every read-back. When an op failed, the host reads that op's
+//! operands back and runs it on the CPU executor, which gives the interpreter's exact code,
+//! message and span.
+
+mod fused;
+pub mod runtime;
+mod prims;
+mod sort;
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use rowan::TextRange;
+
+use weft_exec::host_flow::{Frame, Machine, RunResult, Walker, get, internal_at, set};
+use weft_exec::cpu::{self, Counters, ScalarValue};
+use weft_syntax::diagnostics::{Code, Diagnostic};
+use weft_exec::interp::Host;
+use weft_flat::ir::{Check, FuncId, Function, Op, Program, Stmt, StmtKind, VarId};
+use crate::runtime::{Binding, DeviceBuffer, Gpu, GpuError, NO_ERROR, Profile, Stats};
+use weft_core::types::Scalar;
+use weft_flat::wgsl::{self, Operand};
+
+pub use self::value::{DeviceVec, DeviceValue};
+
+/// What a run on the GPU did.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub counters: Counters,
+    pub stats: Stats,
+    /// Ops that ran on the CPU executor for want of a GPU version, by name.
+    pub on_cpu: BTreeMap<String, u64>,
+    /// By call depth (1: the program's top level, 2: the functions it calls, ...; 0: the
+    /// run's setup and final check): the work done while that many calls were open. A
+    /// flattened recursion runs one level of its recursion tree per pair of depths (the
+    /// vectorised function, then its body). Counted from the shared device's totals, so runs
+    /// sharing the device at the same time mix their figures.
+    pub levels: Vec<Level>,
+    /// Kernel times, attributed to source ranges, from `run_profiled`.
+    pub profile: Option<Profile>,
+}
+
+/// The work done at one call depth.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Level {
+    /// Calls entered at this depth.
+    pub calls: u64,
+    pub launches: u64,
+    pub read_backs: u64,
+}
+
+/// One GPU for the whole process, created on first use (the adapter `WEFT_ADAPTER` names, or
+/// the best): for tools and tests that run many programs one after another. Sessions own their
+/// device instead (`weft_session::DeviceSlot`), which can be replaced and forgets failures.
+pub fn shared_gpu() -> Result<&'static Gpu, GpuError> {
+    static SHARED: OnceLock<Result<Gpu, GpuError>> = OnceLock::new();
+    SHARED
+        .get_or_init(|| {
+            let name = std::env::var("WEFT_ADAPTER").ok().filter(|n| !n.is_empty());
+            Gpu::new(name.as_deref())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Runs `program.main` on `gpu`.
+pub fn run(gpu: &Gpu, program: &Program, host: &mut dyn Host) -> Result<Report, Diagnostic> {
+    let before = gpu.stats();
+    let mut report = Report::default();
+    let outcome = walk(gpu, program, program.main, Vec::new(), host, &mut report);
+    report.stats = stats_since(&before, &gpu.stats());
+    outcome.map(|_| report)
+}
+
+/// Calls function `func` of `program` with `args` (laid out as its parameters are, on the
+/// device or the host) and gives its results, left where they are: device arrays outlive the
+/// run, so a session can pass them to the next call without a copy.
+pub fn call(
+    gpu: &Gpu,
+    program: &Program,
+    func: FuncId,
+    args: Vec<DeviceValue>,
+    host: &mut dyn Host,
+) -> Result<Vec<DeviceValue>, Diagnostic> {
+    walk(gpu, program, func, args, host, &mut Report::default())
+}
+
+fn walk(
+    gpu: &Gpu,
+    program: &Program,
+    func: FuncId,
+    args: Vec<DeviceValue>,
+    host: &mut dyn Host,
+    report: &mut Report,
+) -> Result<Vec<DeviceValue>, Diagnostic> {
+    let span = TextRange::default();
+    let machine = GpuMachine::new(gpu, report).map_err(|e| gpu_error(e, span))?;
+    let mut walker = Walker::new(program, host, machine);
+    let outcome = walker.call_function(func, args, span);
+    if outcome.as_ref().is_err_and(|d| d.code == Code::Interrupted) {
+        // An interrupted run's half-recorded batch never runs: the user asked to stop.
+        gpu.discard_batch();
+    }
+    // Work whose results no one read may still fail: the run is over only when the device
+    // says nothing failed.
+    gpu.attribute_to(0, 0);
+    let outcome = outcome.and_then(|results| walker.machine.sync(span).map(|()| results));
+    walker.machine.call_depth(0);
+    outcome
+}
+
+/// `run`, timing every kernel (`Report::profile`): by timestamp queries where the adapter
+/// has them, else by the wall clock around each launch submitted alone.
+pub fn run_profiled(gpu: &Gpu, program: &Program, host: &mut dyn Host) -> Result<Report, Diagnostic> {
+    let span = TextRange::default();
+    gpu.start_profile(None).map_err(|e| gpu_error(e, span))?;
+    let outcome = run(gpu, program, host);
+    let profile = gpu.finish_profile();
+    let report = outcome?;
+    let profile = profile.map_err(|e| gpu_error(e, span))?;
+    Ok(Report { profile, ..report })
+}
+
+/// A host value, moved to the device (a scalar stays on the host): an operand for `apply`.
+pub fn upload(gpu: &Gpu, value: cpu::FlatValue) -> Result<DeviceValue, Diagnostic> {
+    let mut report = Report::default();
+    let mut machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, TextRange::default()))?;
+    machine.upload(value, TextRange::default())
+}
+
+/// Runs one op on resident operands (op operand `k` is variable `k`) exactly as the executor
+/// does, without waiting for it: for benchmarks and tools. `dest` is its result type.
+pub fn apply(
+    gpu: &Gpu,
+    op: &Op,
+    dest: Option<Scalar>,
+    args: Vec<DeviceValue>,
+) -> Result<Option<DeviceValue>, Diagnostic> {
+    let span = TextRange::default();
+    let mut report = Report::default();
+    let mut machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, span))?;
+    let mut frame: Frame<DeviceValue> = args.into_iter().map(Some).collect();
+    let result = machine.op(&mut NoFiles, op, dest, &mut frame, span)?;
+    machine.sync(span)?;
+    Ok(result)
+}
+
+/// A value back on the host, after the work that computes it.
+pub fn download(gpu: &Gpu, value: &DeviceValue) -> Result<cpu::FlatValue, Diagnostic> {
+    let mut report = Report::default();
+    let mut machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, TextRange::default()))?;
+    machine.host_value(value, TextRange::default())
+}
+
+/// A host for single ops: they print nothing and read no files.
+struct NoFiles;
+
+impl Host for NoFiles {
+    fn print(&mut self, _line: &str) {}
+
+    fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
+        Err(std::io::Error::new(std::io::ErrorKind::NotFound, path.to_string()))
+    }
+}
+
+fn stats_since(before: &Stats, after: &Stats) -> Stats {
+    let mut per_kernel = after.per_kernel.clone();
+    for (name, n) in &before.per_kernel {
+        if let Some(m) = per_kernel.get_mut(name) {
+            *m -= n;
+        }
+    }
+    per_kernel.retain(|_, n| *n > 0);
+    Stats {
+        launches: after.launches - before.launches,
+        submissions: after.submissions - before.submissions,
+        read_backs: after.read_backs - before.read_backs,
+        bytes_read_back: after.bytes_read_back - before.bytes_read_back,
+        uploads: after.uploads - before.uploads,
+        bytes_uploaded: after.bytes_uploaded - before.bytes_uploaded,
+        bytes_bound: after.bytes_bound - before.bytes_bound,
+        buffers_created: after.buffers_created - before.buffers_created,
+        pipelines_built: after.pipelines_built - before.pipelines_built,
+        pipeline_time: after.pipeline_time.saturating_sub(before.pipeline_time),
+        per_kernel,
+    }
+}
+
+/// How many launches that may fail can wait for a read-back to check them.
+const PENDING_LIMIT: usize = 1024;
+
+/// A launch that may fail, kept until the host knows it did not.
+struct Pending {
+    seq: u32,
+    stmt: Stmt,
+    vars: usize,
+    /// The statement's operands, by variable.
+    operands: Vec<(VarId, DeviceValue)>,
+}
+
+pub(crate) struct GpuMachine<'g, 'r> {
+    gpu: &'g Gpu,
+    /// This run's error record: the first failing launch's sequence number.
+    record: Arc<DeviceBuffer>,
+    report: &'r mut Report,
+    pending: Vec<Pending>,
+    loads: cpu::LoadedFiles,
+    /// Compact layouts of segment descriptors built this run (`prims`).
+    layouts: Vec<prims::CompactLayout>,
+    /// The open calls, and the launches and read-backs when that last changed.
+    depth: usize,
+    depth_mark: (u64, u64),
+}
+
+/// A device failure at the op's span: a rejected kernel is a compiler bug (E0499, naming the
+/// kernel), anything else a resource the device lacks (E0409).
+fn gpu_error(e: GpuError, span: TextRange) -> Diagnostic {
+    if e.is_internal() {
+        return Diagnostic::new(Code::InternalError, span, e.0);
+    }
+    Diagnostic::new(Code::ResourceExhausted, span, format!("the GPU could not run this: {e}"))
+}
+
+impl<'g, 'r> GpuMachine<'g, 'r> {
+    fn new(gpu: &'g Gpu, report: &'r mut Report) -> Result<Self, GpuError> {
+        let record = gpu.error_record()?;
+        Ok(GpuMachine {
+            gpu,
+            record,
+            report,
+            pending: Vec::new(),
+            loads: cpu::LoadedFiles::default(),
+            layouts: Vec::new(),
+            depth: 0,
+            depth_mark: gpu.launches_and_read_backs(),
+        })
+    }
+
+    /// The bindings of a launch that may fail: the error record last.
+    fn with_record(&self, mut bindings: Vec<Binding>) -> Vec<Binding> {
+        bindings.push(Binding { buffer: self.record.clone(), bytes: 4 });
+        bindings
+    }
+
+    /// The next sequence number for a launch that may fail, kept with what the CPU executor
+    /// needs to explain a failure. A long run of launches that no read-back checked is
+    /// checked first, so that the operands kept for them do not pile up.
+    fn expect_failure(&mut self, stmt: Stmt, vars: usize, operands: Vec<(VarId, DeviceValue)>) -> RunResult<u32> {
+        if self.pending.len() >= PENDING_LIMIT {
+            self.sync(stmt.span)?;
+        }
+        let seq = self.pending.len() as u32;
+        self.pending.push(Pending { seq, stmt, vars, operands });
+        Ok(seq)
+    }
+
+    /// Raises the first recorded failure, if any: the host must not use a value read back in
+    /// the same breath as a failure.
+    fn check_record(&mut self, error: u32, span: TextRange) -> RunResult<()> {
+        if error == NO_ERROR {
+            self.pending.clear();
+            return Ok(());
+        }
+        self.gpu.clear_record(&self.record);
+        let pending = std::mem::take(&mut self.pending);
+        let Some(failed) = pending.into_iter().find(|p| p.seq == error) else {
+            return Err(internal_at(
+                format!("the device reported a failure of unknown launch {error}"),
+                span,
+            ));
+        };
+        let highest = failed.operands.iter().map(|(v, _)| *v as usize + 1).max().unwrap_or(0);
+        let mut frame: Frame<cpu::FlatValue> = vec![None; failed.vars.max(highest)];
+        for (var, value) in failed.operands {
+            let host = self.host_value(&value, failed.stmt.span)?;
+            set(&mut frame, var, host, failed.stmt.span)?;
+        }
+        cpu::statement_error(&failed.stmt, failed.vars, &frame)?;
+        Err(internal_at(
+            format!("`{}` failed on the GPU but not on the CPU executor", stmt_name(&failed.stmt)),
+            failed.stmt.span,
+        ))
+    }
+
+    /// Waits for all recorded work and raises the first failure.
+    pub(crate) fn sync(&mut self, span: TextRange) -> RunResult<()> {
+        if self.pending.is_empty() {
+            return self.gpu.submit().map_err(|e| gpu_error(e, span));
+        }
+        let error = self.gpu.first_error(&self.record).map_err(|e| gpu_error(e, span))?;
+        self.check_record(error, span)
+    }
+
+    /// Reads `bytes` bytes of a buffer, after checking the error record.
+    fn read_bytes(&mut self, v: &DeviceVec, span: TextRange) -> RunResult<Vec<u8>> {
+        let (data, error) =
+            self.gpu.read(&v.buffer, 0, v.bytes(), &self.record).map_err(|e| gpu_error(e, span))?;
+        self.check_record(error, span)?;
+        Ok(data)
+    }
+
+    /// A value as the CPU executor holds it.
+    fn host_value(&mut self, value: &DeviceValue, span: TextRange) -> RunResult<cpu::FlatValue> {
+        match value {
+            DeviceValue::Host(s) => Ok(cpu::FlatValue::Scalar(*s)),
+            DeviceValue::Device(v) => {
+                let data = self.read_bytes(v, span)?;
+                Ok(v.decode(&data))
+            }
+        }
+    }
+
+    /// A scalar on the host, read back if it is on the device.
+    fn host_scalar(&mut self, value: &DeviceValue, span: TextRange) -> RunResult<ScalarValue> {
+        match self.host_value(value, span)? {
+            cpu::FlatValue::Scalar(s) => Ok(s),
+            cpu::FlatValue::Vector(b) if b.len() == 1 => {
+                b.get(0).ok_or_else(|| internal_at("an empty scalar", span))
+            }
+            _ => Err(internal_at("a vector where a scalar was expected", span)),
+        }
+    }
+
+    /// A non-negative count on the host.
+    fn host_count(&mut self, value: &DeviceValue, span: TextRange) -> RunResult<usize> {
+        match self.host_scalar(value, span)?.as_int() {
+            Some(n) => Ok(usize::try_from(n).unwrap_or(0)),
+            None => Err(internal_at("a count that is not an integer", span)),
+        }
+    }
+
+    /// Moves a CPU executor value to the device (a scalar stays on the host).
+    fn upload(&mut self, value: cpu::FlatValue, span: TextRange) -> RunResult<DeviceValue> {
+        match value.materialized() {
+            cpu::FlatValue::Scalar(s) => Ok(DeviceValue::Host(s)),
+            cpu::FlatValue::Vector(b) => {
+                let (bytes, elem, len) = value::encode(&b);
+                let buffer = self.gpu.upload(&bytes).map_err(|e| gpu_error(e, span))?;
+                Ok(DeviceValue::Device(DeviceVec { buffer, len, elem, scalar: false }))
+            }
+            cpu::FlatValue::Progression(_) => Err(internal_at("a progression after it was written out", span)),
+        }
+    }
+
+    /// Runs `op` on the CPU executor's kernels: every operand read back, the result uploaded.
+    fn on_cpu(&mut self, op: &Op, args: &[DeviceValue], span: TextRange) -> RunResult<Option<DeviceValue>> {
+        let host = args.iter().map(|a| self.host_value(a, span)).collect::<RunResult<Vec<_>>>()?;
+        let result = cpu::kernels::run_op(op, &host).map_err(|e| Diagnostic::new(e.code, span, e.message))?;
+        result.map(|v| self.upload(v, span)).transpose()
+    }
+
+    fn note_on_cpu(&mut self, op: &Op) {
+        *self.report.on_cpu.entry(op.name()).or_insert(0) += 1;
+    }
+
+    /// Allocates an array of `len` elements of `elem`.
+    /// A failure names the array (by its elements, and the span of the op that needs it) and
+    /// the limit it met.
+    fn alloc(&self, elem: Scalar, len: usize, span: TextRange) -> RunResult<DeviceVec> {
+        let bytes = len as u64 * wgsl::scalar::storage_size(elem);
+        let buffer = self.gpu.alloc(bytes).map_err(|e| {
+            let what =
+                format!("an array of {len} {} elements ({})", elem.name(), crate::runtime::byte_size(bytes));
+            Diagnostic::new(Code::ResourceExhausted, span, format!("the GPU has no room for {what}: {e}"))
+                .with_help("use smaller inputs, or run with `--backend cpu`")
+        })?;
+        Ok(DeviceVec { buffer, len, elem, scalar: false })
+    }
+
+    /// The operand kinds and bindings of a generated kernel's operands: host 32-bit scalars
+    /// go in parameter slots, 64-bit ones are uploaded, device arrays are bound. `whole`
+    /// marks a gather's source.
+    fn operands(
+        &mut self,
+        args: &[DeviceValue],
+        whole: Option<usize>,
+        params: &mut Vec<u32>,
+        bindings: &mut Vec<Binding>,
+        span: TextRange,
+    ) -> RunResult<Vec<Operand>> {
+        let mut operands = Vec::with_capacity(args.len());
+        for (k, arg) in args.iter().enumerate() {
+            operands.push(self.operand(k, arg, whole == Some(k), params, bindings, span)?);
+        }
+        Ok(operands)
+    }
+
+    /// How operand `k` reaches a generated kernel: a 32-bit host scalar in parameter slot
+    /// `FIRST_SCALAR + k`, a 64-bit one uploaded, a device value bound (`whole` for an array
+    /// read at any index).
+    pub(super) fn operand(
+        &mut self,
+        k: usize,
+        arg: &DeviceValue,
+        whole: bool,
+        params: &mut Vec<u32>,
+        bindings: &mut Vec<Binding>,
+        span: TextRange,
+    ) -> RunResult<Operand> {
+        let arg = match arg {
+            DeviceValue::Host(s) if matches!(s.ty(), Scalar::I64 | Scalar::F64) => {
+                self.upload(cpu::FlatValue::vector(cpu::Buffer::from_scalars(s.ty(), &[*s])), span)?.as_scalar()
+            }
+            other => other.clone(),
+        };
+        Ok(match &arg {
+            DeviceValue::Host(s) => {
+                let slot = wgsl::FIRST_SCALAR + k;
+                if params.len() <= slot {
+                    params.resize(slot + 1, 0);
+                }
+                params[slot] = value::param_bits(*s);
+                Operand::Param(s.ty(), k)
+            }
+            DeviceValue::Device(v) => {
+                bindings.push(v.binding());
+                if v.scalar {
+                    Operand::DeviceScalar(v.elem)
+                } else if whole {
+                    Operand::Whole(v.elem)
+                } else {
+                    Operand::Elements(v.elem)
+                }
+            }
+        })
+    }
+
+    /// An element-wise op or check over device operands: one generated kernel. A failure is
+    /// explained by running `stmt` on the CPU executor, or by launch `seq` when given.
+    fn element_wise(
+        &mut self,
+        stmt: &Stmt,
+        op: &Op,
+        args: &[DeviceValue],
+        dest: Option<Scalar>,
+        seq: Option<u32>,
+    ) -> RunResult<Option<DeviceValue>> {
+        let span = stmt.span;
+        let whole = matches!(op, Op::Gather { .. }).then_some(0);
+        // The length of the op: its longest element operand (a gather's index for a gather).
+        let lens =
+            args.iter().enumerate().filter(|(k, _)| Some(*k) != whole).filter_map(|(_, a)| a.vector_len());
+        let n = lens.clone().max();
+        let scalar_result = n.is_none();
+        let n = n.unwrap_or(1);
+        let mut params = vec![0u32; wgsl::FIRST_SCALAR];
+        let mut bindings = Vec::new();
+        let operands = self.operands(args, whole, &mut params, &mut bindings, span)?;
+        let Ok(kernel) = wgsl::map_kernel(op, &operands, dest) else {
+            // An op WGSL cannot express (`erf` of `f64`): the CPU executor runs it.
+            self.note_on_cpu(op);
+            self.sync(span)?;
+            return self.on_cpu(op, args, span);
+        };
+        let out = match dest {
+            Some(elem) => {
+                let mut out = self.alloc(elem, n, span)?;
+                out.scalar = scalar_result;
+                bindings.push(out.binding());
+                Some(out)
+            }
+            None => None,
+        };
+        if kernel.bindings.len() > bindings.len() {
+            params[1] = match seq {
+                Some(seq) => seq,
+                None => {
+                    let operands = op.operands().into_iter().zip(args.iter().cloned()).collect();
+                    self.expect_failure(stmt.clone(), 0, operands)?
+                }
+            };
+            bindings = self.with_record(bindings);
+        }
+        if n > 0 {
+            self.gpu.dispatch(&kernel, n as u64, &params, &bindings).map_err(|e| gpu_error(e, span))?;
+        }
+        Ok(out.map(DeviceValue::Device))
+    }
+
+    /// `partition`'s check as two element-wise checks: no length is negative, then each
+    /// segment's sum is its total. A failure of either is explained by the whole check.
+    fn partition_check(&mut self, stmt: &Stmt, op: &Op, args: &[DeviceValue]) -> RunResult<()> {
+        let [lengths, sums, totals] = args else {
+            return Err(internal_at("partition check operands", stmt.span));
+        };
+        let operands = op.operands().into_iter().zip(args.iter().cloned()).collect();
+        let seq = self.expect_failure(stmt.clone(), 0, operands)?;
+        let negative = Op::Check(Check::NonNegative { n: 0, what: String::new() });
+        self.element_wise(stmt, &negative, std::slice::from_ref(lengths), None, Some(seq))?;
+        let what = weft_flat::ir::LengthCheck::Equal(String::new());
+        let unequal = Op::Check(Check::LengthsEqual { a: 0, b: 1, what });
+        self.element_wise(stmt, &unequal, &[sums.clone(), totals.clone()], None, Some(seq))?;
+        Ok(())
+    }
+
+    /// Attributes the device work from now on to `span`, for profiles.
+    fn attribute_to(&self, span: TextRange) {
+        self.gpu.attribute_to(span.start().into(), span.end().into());
+    }
+
+    fn all_device(&self, values: &[DeviceValue]) -> bool {
+        values.iter().all(|v| matches!(v, DeviceValue::Device(_)))
+    }
+
+    /// Operands that must all be device arrays.
+    fn devices(&self, values: &[DeviceValue], span: TextRange) -> RunResult<Vec<DeviceVec>> {
+        values.iter().map(|v| self.device(v, span)).collect()
+    }
+
+    fn count(&mut self, op: &Op, args: &[DeviceValue], result: Option<&DeviceValue>) {
+        let lens = args.iter().chain(result).filter_map(DeviceValue::vector_len);
+        self.report.counters.record_op(op, lens);
+    }
+}
+
+fn stmt_name(stmt: &Stmt) -> String {
+    match &stmt.kind {
+        StmtKind::Op { op, .. } => op.name(),
+        StmtKind::Kernel(kernel) => format!("kernel {}", kernel.name),
+        _ => "an element loop".into(),
+    }
+}
+
+/// Whether the op is element-wise: one generated kernel over its operands.
+fn is_element_wise(op: &Op) -> bool {
+    match op {
+        _ if op.is_element_wise() => true,
+        Op::Gather { .. } => true,
+        Op::Check(check) => !matches!(check, Check::Permutation { .. } | Check::PartitionLengths { .. }),
+        _ => false,
+    }
+}
+
+impl Machine for GpuMachine<'_, '_> {
+    type Value = DeviceValue;
+
+    fn op(
+        &mut self,
+        host: &mut dyn Host,
+        op: &Op,
+        dest: Option<Scalar>,
+        frame: &mut Frame<DeviceValue>,
+        span: TextRange,
+    ) -> RunResult<Option<DeviceValue>> {
+        self.attribute_to(span);
+        let operands = op.operands();
+        let args = operands.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+        let on_device = args.iter().any(|a| matches!(a, DeviceValue::Device(_)));
+        let stmt = Stmt { kind: StmtKind::Op { dest: None, op: op.clone() }, span };
+        let result = match op {
+            Op::Load { path, csv, ty, field } => match self.loads.field(host, path, *csv, ty, *field) {
+                Ok(value) => self.upload(value, span).map(Some),
+                Err(e) => {
+                    self.sync(span)?;
+                    Err(Diagnostic::new(e.code, span, e.message))
+                }
+            },
+            Op::Length(_) => match &args[0] {
+                DeviceValue::Device(v) => Ok(Some(DeviceValue::Host(ScalarValue::I32(v.len as i32)))),
+                DeviceValue::Host(_) => Err(internal_at("the length of a scalar", span)),
+            },
+            _ if !on_device && !matches!(op, Op::Replicate { .. } | Op::Iota { .. }) => {
+                // Host scalars alone: the host computes. Its error counts only once the device
+                // has said that nothing before failed, so that errors come in program order.
+                let result = self.on_cpu(op, &args, span);
+                if result.is_err() {
+                    self.sync(span)?;
+                }
+                result
+            }
+            _ if is_element_wise(op) => self.element_wise(&stmt, op, &args, dest, None),
+            Op::Check(Check::PartitionLengths { .. }) => {
+                self.partition_check(&stmt, op, &args).map(|()| None)
+            }
+            Op::SegSortPerm { keys, .. } if self.all_device(&args) => {
+                let vecs = self.devices(&args, span)?;
+                let (keys, segs) = vecs.split_at(keys.len());
+                self.sort_positions(keys, &segs[0], &segs[1], span).map(|v| Some(DeviceValue::Device(v)))
+            }
+            Op::Check(Check::Permutation { .. })
+                if self.all_device(&args) && args[0].elem() == Scalar::I32 =>
+            {
+                self.permutation_check(&stmt, &args).map(|()| None)
+            }
+            Op::SegSortPerm { .. } | Op::Check(_) => {
+                self.note_on_cpu(op);
+                self.sync(span)?;
+                self.on_cpu(op, &args, span)
+            }
+            _ => self.primitive(op, &args, span),
+        }?;
+        // Values the host read back stay read: later ops and conditions use the host copy.
+        self.count(op, &args, result.as_ref());
+        Ok(result)
+    }
+
+    fn element_loop(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<DeviceValue>) -> RunResult<Vec<DeviceValue>> {
+        self.attribute_to(stmt.span);
+        self.run_element_loop(f, stmt, frame)
+    }
+
+    fn kernel(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<DeviceValue>) -> RunResult<bool> {
+        self.run_kernel(f, stmt, frame)
+    }
+
+    fn call_depth(&mut self, depth: usize) {
+        let now = self.gpu.launches_and_read_backs();
+        let (launches, read_backs) = (now.0 - self.depth_mark.0, now.1 - self.depth_mark.1);
+        let levels = &mut self.report.levels;
+        if levels.len() <= self.depth.max(depth) {
+            levels.resize(self.depth.max(depth) + 1, Level::default());
+        }
+        levels[self.depth].launches += launches;
+        levels[self.depth].read_backs += read_backs;
+        if depth > self.depth {
+            levels[depth].calls += 1;
+        }
+        self.depth = depth;
+        self.depth_mark = now;
+    }
+
+    fn truth(&mut self, value: &DeviceValue, span: TextRange) -> RunResult<bool> {
+        self.attribute_to(span);
+        match self.host_scalar(value, span)? {
+            ScalarValue::Bool(b) => Ok(b),
+            _ => Err(internal_at("a condition that is not a bool", span)),
+        }
+    }
+
+    fn to_host(&mut self, values: Vec<DeviceValue>, span: TextRange) -> RunResult<Vec<cpu::FlatValue>> {
+        self.attribute_to(span);
+        values.iter().map(|v| self.host_value(v, span)).collect()
+    }
+
+    fn settle(&mut self, span: TextRange) -> RunResult<()> {
+        if self.pending.is_empty() { Ok(()) } else { self.sync(span) }
+    }
+
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.report.counters
+    }
+}

@@ -1,0 +1,510 @@
+//! The ops that are not element-wise, as passes of the primitive library (`wgsl::prims`),
+//! and element loops.
+//!
+//! Segments may lie anywhere in their source vector (`ir::Segs`), so the segmented ops first
+//! build the compact layout: the segment starts (a scan of the lengths), the segment id of
+//! every element (heads scattered, then spread by a max-scan), the elements gathered and
+//! flagged at segment heads. The total length of the compact layout sizes allocations, so it
+//! is read back, once per segmented op.
+
+use std::sync::Arc;
+
+use rowan::TextRange;
+
+use weft_exec::Interrupt;
+use weft_exec::host_flow::{Frame, RunResult, get, internal_at};
+use weft_core::BinaryOp;
+use weft_exec::cpu::{self, ScalarValue};
+use weft_flat::ir::{Function, Op, ReduceOp, Stmt, StmtKind, VarId};
+use crate::runtime::Binding;
+use weft_core::types::Scalar;
+use weft_flat::wgsl::{self, LoopKernel, Operand, prims};
+
+use super::value::{DeviceVec, DeviceValue};
+use super::{GpuMachine, gpu_error};
+
+impl GpuMachine<'_, '_> {
+    /// Runs a data-movement, reduction or scan op.
+    pub(super) fn primitive(&mut self, op: &Op, args: &[DeviceValue], span: TextRange) -> RunResult<Option<DeviceValue>> {
+        let a = |k: usize| {
+            args.get(k).ok_or_else(|| internal_at(format!("{} is missing operand {k}", op.name()), span))
+        };
+        let result = match op {
+            Op::Replicate { .. } => {
+                let n = self.host_count(a(1)?, span)?;
+                self.fill(a(0)?, n, span)?
+            }
+            Op::Iota { .. } => {
+                let n = self.host_count(a(0)?, span)?;
+                let out = self.alloc(Scalar::I32, n, span)?;
+                self.launch(&prims::iota(), n, &[], &[out.binding()], span)?;
+                out
+            }
+            Op::SegIds { .. } | Op::SegIota { .. } => {
+                let lengths = self.device(a(0)?, span)?;
+                let (starts, total) = self.compact(&lengths, span)?;
+                let ids = self.segment_ids(&lengths, &starts, total, span)?;
+                if matches!(op, Op::SegIds { .. }) {
+                    ids
+                } else {
+                    let out = self.alloc(Scalar::I32, total, span)?;
+                    let bindings = [ids.binding(), starts.binding(), out.binding()];
+                    self.launch(&prims::segment_positions(), total, &[], &bindings, span)?;
+                    out
+                }
+            }
+            Op::Concat(_) => self.concat(args, span)?,
+            Op::Interleave { parts, .. } => {
+                let n = self.host_count(a(parts.len())?, span)?;
+                let parts = &args[..parts.len()];
+                let mut params = vec![0; wgsl::FIRST_SCALAR];
+                let mut bindings = Vec::new();
+                let operands = self.operands(parts, None, &mut params, &mut bindings, span)?;
+                let out = self.alloc(parts[0].elem(), n * parts.len(), span)?;
+                bindings.push(out.binding());
+                self.launch(&prims::interleave(&operands), out.len, &params, &bindings, span)?;
+                out
+            }
+            Op::Scatter { .. } => self.scatter(a(0)?, a(1)?, a(2)?, span)?,
+            Op::Pack { .. } => {
+                let (src, flags) = (self.device(a(0)?, span)?, self.device(a(1)?, span)?);
+                let counts = self.scan_inclusive(ReduceOp::Add, &as_i32(&flags), None, span)?;
+                let n = self.last_count(&counts, span)?;
+                let out = self.alloc(src.elem, n, span)?;
+                let bindings = [src.binding(), flags.binding(), counts.binding(), out.binding()];
+                self.launch(&prims::pack_scatter(src.elem), flags.len, &[], &bindings, span)?;
+                out
+            }
+            Op::Reduce { op: rop, .. } => {
+                let src = self.device(a(0)?, span)?;
+                if src.len == 0 {
+                    return self.on_cpu(op, args, span);
+                }
+                self.reduce(*rop, &src, span)?
+            }
+            Op::Scan { op: rop, init, .. } => {
+                let src = self.device(a(0)?, span)?;
+                let scanned = self.scan_inclusive(*rop, &src, None, span)?;
+                match init {
+                    Some(_) => self.shift(*rop, &scanned, None, a(1)?, span)?,
+                    None => scanned,
+                }
+            }
+            Op::SegReduce { .. } | Op::SegScan { .. } => {
+                let (src, lengths, offsets) =
+                    (self.device(a(0)?, span)?, self.device(a(2)?, span)?, self.device(a(1)?, span)?);
+                let (starts, total) = self.compact(&lengths, span)?;
+                if total == 0 {
+                    return self.on_cpu(op, args, span);
+                }
+                let ids = self.segment_ids(&lengths, &starts, total, span)?;
+                let vals = self.alloc(src.elem, total, span)?;
+                let flags = self.alloc(Scalar::Bool, total, span)?;
+                let bindings = [
+                    ids.binding(),
+                    offsets.binding(),
+                    starts.binding(),
+                    src.binding(),
+                    vals.binding(),
+                    flags.binding(),
+                ];
+                self.launch(&prims::segment_gather(src.elem), total, &[], &bindings, span)?;
+                let init = match op {
+                    Op::SegScan { init: Some(_), .. } => Some(a(3)?),
+                    _ => None,
+                };
+                self.segmented_tail(op, &vals, &flags, &lengths, &starts, init, span)?
+            }
+            Op::SegArgExtreme { max, .. } => {
+                let (src, offsets, lengths) =
+                    (self.device(a(0)?, span)?, self.device(a(1)?, span)?, self.device(a(2)?, span)?);
+                let out = self.alloc(Scalar::I32, lengths.len, span)?;
+                let bindings = [offsets.binding(), lengths.binding(), src.binding(), out.binding()];
+                self.launch(&prims::segment_arg_extreme(src.elem, *max), lengths.len, &[], &bindings, span)?;
+                out
+            }
+            _ => {
+                self.note_on_cpu(op);
+                self.sync(span)?;
+                return self.on_cpu(op, args, span);
+            }
+        };
+        Ok(Some(DeviceValue::Device(result)))
+    }
+
+    /// A segmented reduction or scan from its elements gathered into the compact layout
+    /// (`vals`, with head `flags`): the segmented scan, then the exclusive shift from `init`, or
+    /// each segment's last element.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn segmented_tail(
+        &mut self,
+        op: &Op,
+        vals: &DeviceVec,
+        flags: &DeviceVec,
+        lengths: &DeviceVec,
+        starts: &DeviceVec,
+        init: Option<&DeviceValue>,
+        span: TextRange,
+    ) -> RunResult<DeviceVec> {
+        let (Op::SegReduce { op: rop, .. } | Op::SegScan { op: rop, .. }) = op else {
+            return Err(internal_at(format!("{} is not segmented", op.name()), span));
+        };
+        let scanned = self.scan_inclusive(*rop, vals, Some(flags), span)?;
+        match (op, init) {
+            (Op::SegScan { .. }, Some(init)) => self.shift(*rop, &scanned, Some(flags), init, span),
+            (Op::SegScan { .. }, None) => Ok(scanned),
+            _ => {
+                let elem = vals.elem;
+                let out = self.alloc(elem, lengths.len, span)?;
+                let kernel = prims::segment_last(elem, &prims::empty_value(*rop, elem));
+                let bindings = [lengths.binding(), starts.binding(), scanned.binding(), out.binding()];
+                self.launch(&kernel, lengths.len, &[], &bindings, span)?;
+                Ok(out)
+            }
+        }
+    }
+
+    pub(super) fn launch(
+        &self,
+        kernel: &wgsl::Kernel,
+        n: usize,
+        params: &[u32],
+        bindings: &[Binding],
+        span: TextRange,
+    ) -> RunResult<()> {
+        self.gpu.dispatch(kernel, n as u64, &param_words(params), bindings).map_err(|e| gpu_error(e, span))
+    }
+
+    /// A launch of one workgroup per `BLOCK` elements.
+    pub(super) fn launch_blocks(
+        &self,
+        kernel: &wgsl::Kernel,
+        n: usize,
+        params: &[u32],
+        bindings: &[Binding],
+        span: TextRange,
+    ) -> RunResult<()> {
+        let blocks = (n as u64).div_ceil(u64::from(prims::BLOCK));
+        let words = param_words(params);
+        self.gpu.dispatch_groups(kernel, blocks, n as u64, &words, bindings).map_err(|e| gpu_error(e, span))
+    }
+
+    /// An operand that must be a device array.
+    pub(super) fn device(&self, value: &DeviceValue, span: TextRange) -> RunResult<DeviceVec> {
+        match value {
+            DeviceValue::Device(v) => Ok(v.clone()),
+            DeviceValue::Host(_) => Err(internal_at("a host scalar where a vector was expected", span)),
+        }
+    }
+
+    /// `n` copies of a scalar.
+    pub(super) fn fill(&mut self, value: &DeviceValue, n: usize, span: TextRange) -> RunResult<DeviceVec> {
+        let mut params = vec![0; wgsl::FIRST_SCALAR];
+        let mut bindings = Vec::new();
+        let operands = self.operands(std::slice::from_ref(value), None, &mut params, &mut bindings, span)?;
+        let out = self.alloc(value.elem(), n, span)?;
+        bindings.push(out.binding());
+        self.launch(&prims::fill(operands[0]), n, &params, &bindings, span)?;
+        Ok(out)
+    }
+
+    /// The inclusive scan of `src`, segmented by the head `flags` if given.
+    pub(super) fn scan_inclusive(
+        &mut self,
+        op: ReduceOp,
+        src: &DeviceVec,
+        flags: Option<&DeviceVec>,
+        span: TextRange,
+    ) -> RunResult<DeviceVec> {
+        let n = src.len;
+        let elem = src.elem;
+        let out = self.alloc(elem, n, span)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        let blocks = n.div_ceil(prims::BLOCK as usize);
+        let sums = self.alloc(elem, blocks, span)?;
+        let mut bindings = vec![src.binding()];
+        bindings.extend(flags.map(DeviceVec::binding));
+        bindings.extend([out.binding(), sums.binding()]);
+        let block_flags = match flags {
+            Some(_) => {
+                let (any, first) =
+                    (self.alloc(Scalar::Bool, blocks, span)?, self.alloc(Scalar::I32, blocks, span)?);
+                bindings.extend([any.binding(), first.binding()]);
+                Some((any, first))
+            }
+            None => None,
+        };
+        self.launch_blocks(&prims::scan_blocks(op, elem, flags.is_some()), n, &[], &bindings, span)?;
+        self.scan_carry(op, out, &sums, block_flags.as_ref(), span)
+    }
+
+    /// The passes of a scan after its first: the block totals `sums` scanned, then combined
+    /// into each block of `out`.
+    pub(super) fn scan_carry(
+        &mut self,
+        op: ReduceOp,
+        out: DeviceVec,
+        sums: &DeviceVec,
+        block_flags: Option<&(DeviceVec, DeviceVec)>,
+        span: TextRange,
+    ) -> RunResult<DeviceVec> {
+        if sums.len > 1 {
+            let scanned = self.scan_inclusive(op, sums, block_flags.map(|(any, _)| any), span)?;
+            let mut bindings = vec![out.binding(), scanned.binding()];
+            bindings.extend(block_flags.map(|(_, first)| first.binding()));
+            let kernel = prims::scan_add_carry(op, out.elem, block_flags.is_some());
+            self.launch(&kernel, out.len, &[], &bindings, span)?;
+        }
+        Ok(out)
+    }
+
+    /// The exclusive scan from `init`, from the inclusive one.
+    pub(super) fn shift(
+        &mut self,
+        op: ReduceOp,
+        scanned: &DeviceVec,
+        flags: Option<&DeviceVec>,
+        init: &DeviceValue,
+        span: TextRange,
+    ) -> RunResult<DeviceVec> {
+        let mut params = vec![0; wgsl::FIRST_SCALAR];
+        let mut bindings = vec![scanned.binding()];
+        bindings.extend(flags.map(DeviceVec::binding));
+        let operands = self.operands(std::slice::from_ref(init), None, &mut params, &mut bindings, span)?;
+        let out = self.alloc(scanned.elem, scanned.len, span)?;
+        bindings.push(out.binding());
+        let kernel = prims::scan_shift(op, scanned.elem, flags.is_some(), operands[0]);
+        self.launch(&kernel, scanned.len, &params, &bindings, span)?;
+        Ok(out)
+    }
+
+    /// The whole vector reduced to a device scalar, block by block.
+    pub(super) fn reduce(&mut self, op: ReduceOp, src: &DeviceVec, span: TextRange) -> RunResult<DeviceVec> {
+        let mut current = src.clone();
+        loop {
+            let blocks = current.len.div_ceil(prims::BLOCK as usize);
+            let out = self.alloc(current.elem, blocks, span)?;
+            let bindings = [current.binding(), out.binding()];
+            self.launch_blocks(&prims::reduce_blocks(op, current.elem), current.len, &[], &bindings, span)?;
+            if blocks == 1 {
+                return Ok(DeviceVec { scalar: true, ..out });
+            }
+            current = out;
+        }
+    }
+
+    /// The last element of an inclusive count, read back: a total the host allocates by.
+    fn last_count(&mut self, counts: &DeviceVec, span: TextRange) -> RunResult<usize> {
+        if counts.len == 0 {
+            return Ok(0);
+        }
+        let offset = (counts.len as u64 - 1) * 4;
+        let (data, error) =
+            self.gpu.read(&counts.buffer, offset, 4, &self.record).map_err(|e| gpu_error(e, span))?;
+        self.check_record(error, span)?;
+        let total = i32::from_le_bytes([data[0], data[1], data[2], data[3]]);
+        Ok(usize::try_from(total).unwrap_or(0))
+    }
+
+    /// The compact layout of segments of `lengths`: where each starts, and the total. Built
+    /// once per lengths vector: a nested program asks for the same descriptor's layout many
+    /// times (its ids, its positions, each segmented reduction over it).
+    pub(super) fn compact(&mut self, lengths: &DeviceVec, span: TextRange) -> RunResult<(DeviceVec, usize)> {
+        if let Some(known) = self.layouts.iter().find(|l| l.describes(lengths)) {
+            return Ok((known.starts.clone(), known.total));
+        }
+        let ends = self.scan_inclusive(ReduceOp::Add, lengths, None, span)?;
+        let total = self.last_count(&ends, span)?;
+        let starts =
+            self.map(&Op::Binary(BinaryOp::Sub, 0, 1), &[ends, lengths.clone()], Scalar::I32, span)?;
+        if self.layouts.len() >= LAYOUTS_KEPT {
+            self.layouts.remove(0);
+        }
+        let layout = CompactLayout { lengths: lengths.clone(), starts: starts.clone(), total, ids: None };
+        self.layouts.push(layout);
+        Ok((starts, total))
+    }
+
+    /// For each element of the compact layout, its segment.
+    pub(super) fn segment_ids(
+        &mut self,
+        lengths: &DeviceVec,
+        starts: &DeviceVec,
+        total: usize,
+        span: TextRange,
+    ) -> RunResult<DeviceVec> {
+        if let Some(ids) = self.layouts.iter().find(|l| l.describes(lengths)).and_then(|l| l.ids.clone()) {
+            return Ok(ids);
+        }
+        let heads = self.fill(&DeviceValue::Host(ScalarValue::I32(0)), total, span)?;
+        let bindings = [lengths.binding(), starts.binding(), heads.binding()];
+        self.launch(&prims::segment_heads(), lengths.len, &[], &bindings, span)?;
+        let ids = self.scan_inclusive(ReduceOp::Max, &heads, None, span)?;
+        if let Some(layout) = self.layouts.iter_mut().find(|l| l.describes(lengths)) {
+            layout.ids = Some(ids.clone());
+        }
+        Ok(ids)
+    }
+
+    /// An element-wise op that cannot fail, over device vectors of one length.
+    fn map(&mut self, op: &Op, args: &[DeviceVec], elem: Scalar, span: TextRange) -> RunResult<DeviceVec> {
+        let operands: Vec<Operand> = args.iter().map(|a| Operand::Elements(a.elem)).collect();
+        let kernel = wgsl::map_kernel(op, &operands, Some(elem)).map_err(|e| internal_at(e.0, span))?;
+        let n = args.first().map_or(0, |a| a.len);
+        let out = self.alloc(elem, n, span)?;
+        let mut bindings: Vec<Binding> = args.iter().map(DeviceVec::binding).collect();
+        bindings.push(out.binding());
+        self.launch(&kernel, n, &[], &bindings, span)?;
+        Ok(out)
+    }
+
+    pub(super) fn concat(&mut self, parts: &[DeviceValue], span: TextRange) -> RunResult<DeviceVec> {
+        let elem = parts.first().map_or(Scalar::I32, DeviceValue::elem);
+        let size = wgsl::scalar::storage_size(elem);
+        let total = parts.iter().map(|p| p.vector_len().unwrap_or(1)).sum();
+        let out = self.alloc(elem, total, span)?;
+        let mut at = 0u64;
+        for part in parts {
+            let part = match part {
+                DeviceValue::Device(v) => v.clone(),
+                DeviceValue::Host(s) => {
+                    let bytes = super::value::encode(&cpu::Buffer::from_scalars(s.ty(), &[*s])).0;
+                    let buffer = self.gpu.upload(&bytes).map_err(|e| gpu_error(e, span))?;
+                    DeviceVec { buffer, len: 1, elem, scalar: true }
+                }
+            };
+            self.gpu.copy(&part.buffer, 0, &out.buffer, at, part.bytes());
+            at += part.len as u64 * size;
+        }
+        Ok(out)
+    }
+
+    /// A copy of `dst` with `dst[index[i]] = src[i]`; the last write to a place wins.
+    fn scatter(&mut self, dst: &DeviceValue, index: &DeviceValue, src: &DeviceValue, span: TextRange) -> RunResult<DeviceVec> {
+        let (dst, index) = (self.device(dst, span)?, self.device(index, span)?);
+        let out = self.alloc(dst.elem, dst.len, span)?;
+        self.gpu.copy(&dst.buffer, 0, &out.buffer, 0, dst.bytes());
+        let winners = self.fill(&DeviceValue::Host(ScalarValue::I32(-1)), dst.len, span)?;
+        let bindings = [index.binding(), winners.binding()];
+        let bound = [0, 0, dst.len as u32];
+        self.launch(&prims::scatter_winners(index.elem), index.len, &bound, &bindings, span)?;
+        let mut params = vec![0; wgsl::FIRST_SCALAR];
+        params[2] = dst.len as u32;
+        let mut bindings = vec![index.binding(), winners.binding()];
+        let operands = self.operands(std::slice::from_ref(src), None, &mut params, &mut bindings, span)?;
+        bindings.push(out.binding());
+        self.launch(&prims::scatter_write(index.elem, operands[0]), index.len, &params, &bindings, span)?;
+        Ok(out)
+    }
+
+    /// An element loop as one kernel: thread `i` runs element `i`'s loop.
+    pub(super) fn run_element_loop(
+        &mut self,
+        f: &Function,
+        stmt: &Stmt,
+        frame: &mut Frame<DeviceValue>,
+    ) -> RunResult<Vec<DeviceValue>> {
+        let span = stmt.span;
+        let StmtKind::ElementLoop { len, inputs, shared, params, init, state, cond, body, .. } = &stmt.kind
+        else {
+            return Err(internal_at("an element loop that is not one", span));
+        };
+        let n = self.host_count(&get(frame, *len, span)?, span)?;
+        let values = |vars: &[VarId]| vars.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>();
+        let (input_values, init_values, shared_values) = (values(inputs)?, values(init)?, values(shared)?);
+        if n == 0 {
+            return state.iter().map(|&s| Ok(DeviceValue::Device(self.alloc(f.ty(s).elem, 0, span)?))).collect();
+        }
+        let mut words = vec![0; wgsl::FIRST_SCALAR];
+        let mut bindings = Vec::new();
+        let entry: Vec<DeviceValue> = input_values.iter().chain(&init_values).cloned().collect();
+        let operands = self.operands(&entry, None, &mut words, &mut bindings, span)?;
+        for value in &shared_values {
+            bindings.push(self.device(value, span)?.binding());
+        }
+        let looped = LoopKernel {
+            function: f,
+            params,
+            inputs: &operands[..inputs.len()],
+            state,
+            init: &operands[inputs.len()..],
+            shared,
+            cond,
+            body,
+        };
+        let kernel = match looped.kernel() {
+            Ok(kernel) => kernel,
+            Err(why) => return self.element_loop_on_cpu(f, stmt, frame, &why.0),
+        };
+        let mut outs = Vec::with_capacity(state.len());
+        for &s in state {
+            let out = self.alloc(f.ty(s).elem, n, span)?;
+            bindings.push(out.binding());
+            outs.push(DeviceValue::Device(out));
+        }
+        let mut reads = Vec::new();
+        stmt.reads(&mut reads);
+        reads.sort_unstable();
+        reads.dedup();
+        let operands =
+            reads.iter().filter_map(|&v| get(frame, v, span).ok().map(|value| (v, value))).collect();
+        words[1] = self.expect_failure(stmt.clone(), f.vars.len(), operands)?;
+        let bindings = self.with_record(bindings);
+        self.launch(&kernel, n, &words, &bindings, span)?;
+        Ok(outs)
+    }
+
+    /// An element loop the code generator cannot express, on the CPU executor.
+    fn element_loop_on_cpu(
+        &mut self,
+        f: &Function,
+        stmt: &Stmt,
+        frame: &mut Frame<DeviceValue>,
+        why: &str,
+    ) -> RunResult<Vec<DeviceValue>> {
+        *self.report.on_cpu.entry(format!("element loop ({why})")).or_insert(0) += 1;
+        self.sync(stmt.span)?;
+        let mut reads = Vec::new();
+        stmt.reads(&mut reads);
+        let mut host_frame: Frame<cpu::FlatValue> = vec![None; f.vars.len()];
+        for v in reads {
+            if let Ok(value) = get(frame, v, stmt.span) {
+                host_frame[v as usize] = Some(self.host_value(&value, stmt.span)?);
+            }
+        }
+        let (results, _) = cpu::element_loop_stmt(stmt, f.vars.len(), &host_frame, &Interrupt::default())?;
+        results.into_iter().map(|v| self.upload(v, stmt.span)).collect()
+    }
+}
+
+/// How many compact layouts a run keeps.
+const LAYOUTS_KEPT: usize = 16;
+
+/// The compact layout of one lengths vector. Holding `lengths` keeps its buffer alive, so no
+/// other vector can take its place (and be mistaken for it) while the entry exists.
+pub(super) struct CompactLayout {
+    lengths: DeviceVec,
+    starts: DeviceVec,
+    total: usize,
+    ids: Option<DeviceVec>,
+}
+
+impl CompactLayout {
+    fn describes(&self, lengths: &DeviceVec) -> bool {
+        Arc::ptr_eq(&self.lengths.buffer, &lengths.buffer) && self.lengths.len == lengths.len
+    }
+}
+
+/// A launch's parameter words: `params`, padded with zeros to the first host scalar's slot.
+pub(super) fn param_words(params: &[u32]) -> Vec<u32> {
+    let mut words = params.to_vec();
+    words.resize(words.len().max(wgsl::FIRST_SCALAR), 0);
+    words
+}
+
+/// Flags (`bool`, stored as 0 or 1) read as `i32` counts.
+fn as_i32(flags: &DeviceVec) -> DeviceVec {
+    DeviceVec { elem: Scalar::I32, ..flags.clone() }
+}

@@ -1,0 +1,108 @@
+//! Values of the GPU executor, and their bytes on the device.
+
+use std::sync::Arc;
+
+use weft_exec::cpu::{self, Buffer, ScalarValue};
+use crate::runtime::{Binding, DeviceBuffer};
+use weft_core::types::Scalar;
+use weft_flat::wgsl::scalar::storage_size;
+
+/// A host scalar, or an array on the device.
+#[derive(Debug, Clone)]
+pub enum DeviceValue {
+    Host(ScalarValue),
+    Device(DeviceVec),
+}
+
+/// `len` elements of `elem` in storage layout (`bool` as a `u32`). A `scalar` one holds one
+/// element that the IR sees as a scalar: a result the host has not read back.
+#[derive(Debug, Clone)]
+pub struct DeviceVec {
+    pub buffer: Arc<DeviceBuffer>,
+    pub len: usize,
+    pub elem: Scalar,
+    pub scalar: bool,
+}
+
+impl DeviceVec {
+    pub fn bytes(&self) -> u64 {
+        self.len as u64 * storage_size(self.elem)
+    }
+
+    pub fn binding(&self) -> Binding {
+        Binding { buffer: self.buffer.clone(), bytes: self.bytes() }
+    }
+
+    /// The value of `data`, this array's bytes.
+    pub fn decode(&self, data: &[u8]) -> cpu::FlatValue {
+        let buffer = decode(self.elem, data);
+        if self.scalar
+            && let Some(s) = buffer.get(0)
+        {
+            return cpu::FlatValue::Scalar(s);
+        }
+        cpu::FlatValue::vector(buffer)
+    }
+}
+
+impl DeviceValue {
+    pub fn elem(&self) -> Scalar {
+        match self {
+            DeviceValue::Host(s) => s.ty(),
+            DeviceValue::Device(v) => v.elem,
+        }
+    }
+
+    /// The length of a vector; `None` for a scalar, on the host or the device.
+    pub fn vector_len(&self) -> Option<usize> {
+        match self {
+            DeviceValue::Device(v) if !v.scalar => Some(v.len),
+            _ => None,
+        }
+    }
+
+    /// A one-element device array as a device scalar.
+    pub fn as_scalar(self) -> DeviceValue {
+        match self {
+            DeviceValue::Device(v) => DeviceValue::Device(DeviceVec { scalar: true, ..v }),
+            host => host,
+        }
+    }
+}
+
+/// A host scalar as one parameter word (32-bit types only).
+pub fn param_bits(s: ScalarValue) -> u32 {
+    match s {
+        ScalarValue::Bool(b) => u32::from(b),
+        ScalarValue::I32(i) => i as u32,
+        ScalarValue::F32(x) => x.to_bits(),
+        ScalarValue::I64(i) => i as u32,
+        ScalarValue::F64(x) => (x as f32).to_bits(),
+    }
+}
+
+/// A host vector's bytes in storage layout, its element type and its length.
+pub fn encode(buffer: &Buffer) -> (Vec<u8>, Scalar, usize) {
+    let bytes = match buffer {
+        Buffer::Bool(v) => v.iter().flat_map(|&b| u32::from(b).to_le_bytes()).collect(),
+        Buffer::I32(v) => bytemuck::cast_slice(v).to_vec(),
+        Buffer::I64(v) => bytemuck::cast_slice(v).to_vec(),
+        Buffer::F32(v) => bytemuck::cast_slice(v).to_vec(),
+        Buffer::F64(v) => bytemuck::cast_slice(v).to_vec(),
+    };
+    (bytes, buffer.ty(), buffer.len())
+}
+
+/// Storage bytes as a host vector of `elem`.
+pub fn decode(elem: Scalar, data: &[u8]) -> Buffer {
+    fn words<const N: usize>(data: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
+        data.chunks_exact(N).map(|c| c.try_into().unwrap_or([0; N]))
+    }
+    match elem {
+        Scalar::Bool => Buffer::Bool(words::<4>(data).map(|w| u32::from_le_bytes(w) != 0).collect()),
+        Scalar::I32 => Buffer::I32(words::<4>(data).map(i32::from_le_bytes).collect()),
+        Scalar::F32 => Buffer::F32(words::<4>(data).map(f32::from_le_bytes).collect()),
+        Scalar::I64 => Buffer::I64(words::<8>(data).map(i64::from_le_bytes).collect()),
+        Scalar::F64 => Buffer::F64(words::<8>(data).map(f64::from_le_bytes).collect()),
+    }
+}

@@ -1,0 +1,54 @@
+//! The session's GPU: created when a run first needs it, kept while it works, and given up
+//! after a failure or a device loss, so that the next run tries again instead of remembering
+//! the failure forever.
+
+use std::sync::Arc;
+
+use weft_gpu::runtime::{Gpu, GpuError};
+
+/// Where a session keeps its device.
+#[derive(Default)]
+pub struct DeviceSlot {
+    /// The adapter asked for (`--device`, `WEFT_ADAPTER`): the first whose name contains it.
+    preferred: Option<String>,
+    device: Option<Arc<Gpu>>,
+}
+
+impl DeviceSlot {
+    /// A slot that will ask for `preferred` (or, when `None`, `WEFT_ADAPTER`, else the best
+    /// adapter).
+    pub fn new(preferred: Option<String>) -> DeviceSlot {
+        DeviceSlot { preferred, device: None }
+    }
+
+    /// The device, created now if there is none. A failure is not kept: the next call tries
+    /// again (a driver installed meanwhile, a device that came back).
+    pub fn get(&mut self) -> Result<Arc<Gpu>, GpuError> {
+        if let Some(device) = &self.device {
+            return Ok(device.clone());
+        }
+        let from_env = std::env::var("WEFT_ADAPTER").ok().filter(|n| !n.is_empty());
+        let name = self.preferred.clone().or(from_env);
+        let device = Arc::new(Gpu::new(name.as_deref())?);
+        self.device = Some(device.clone());
+        Ok(device)
+    }
+
+    /// The device if one was created and still works.
+    pub fn current(&self) -> Option<&Arc<Gpu>> {
+        self.device.as_ref()
+    }
+
+    /// Drops the device (after a device loss): the next `get` creates a new one. Device
+    /// values made on the old one can no longer be used.
+    pub fn reset(&mut self) {
+        self.device = None;
+    }
+
+    /// Asks for another adapter from the next `get` on (`None`: `WEFT_ADAPTER`, else the
+    /// best), dropping the current device.
+    pub fn prefer(&mut self, preferred: Option<String>) {
+        self.preferred = preferred;
+        self.reset();
+    }
+}

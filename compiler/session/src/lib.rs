@@ -1,0 +1,293 @@
+//! `weft-session`: the boundary every front end runs programs through (`weft run`, the REPL,
+//! the Jupyter kernel). A `Session` owns the database, the device and the interruption flag;
+//! it decides the backend, runs a file's statements or one entry function on any executor, and
+//! reports what happened as `Event`s that front ends render.
+//!
+//! **Architecture Invariant:** a session does no terminal or protocol IO. Programs print
+//! through events; the only files it reads are the ones a program loads (`load_npy`,
+//! `load_csv`), relative to the session's directory.
+
+mod backend;
+mod device;
+mod render;
+mod run;
+mod value;
+
+use std::path::PathBuf;
+
+use rowan::TextRange;
+use weft_analysis::pipeline::{self, Options};
+use weft_analysis::{Database, SourceFile};
+use weft_exec::interp::Host;
+use weft_exec::{cpu, interp};
+use weft_gpu::runtime::Gpu;
+use weft_syntax::{Code, Diagnostic};
+
+use crate::value::Repr;
+
+pub use backend::{Backend, default_backend};
+pub use device::DeviceSlot;
+pub use render::profile_text;
+pub use run::{RunError, RunReport, run_file, run_gpu, run_on_host};
+pub use value::SessionValue;
+pub use weft_exec::Interrupt;
+pub use weft_gpu::runtime::adapter_summaries;
+
+/// What a run tells its front end, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Text the program printed: one line, with its newline.
+    Printed(String),
+    /// Which executor runs the program and why, when it is not the one a user would expect.
+    Notice(String),
+    /// A value, as it prints, with its type (`[[f32]]`) and, for a sequence, its shape: its
+    /// length and the lengths one level down (`3 × 4`, or `3 × 0..5` where they differ).
+    Value { text: String, ty: String, shape: Option<String> },
+    /// A diagnostic of the source (a compile error, a warning, the error a run stopped with).
+    Diagnostic(Diagnostic),
+    /// What a GPU run did, as `profile_text` renders it.
+    Profile(String),
+}
+
+/// A front end's handle on the compiler and the executors.
+pub struct Session {
+    db: Database,
+    device: DeviceSlot,
+    interrupt: Interrupt,
+    /// Where programs load their data files from.
+    directory: PathBuf,
+}
+
+impl Default for Session {
+    fn default() -> Session {
+        Session::new(DeviceSlot::default())
+    }
+}
+
+impl Session {
+    pub fn new(device: DeviceSlot) -> Session {
+        Session { db: Database::default(), device, interrupt: Interrupt::default(), directory: PathBuf::new() }
+    }
+
+    pub fn db(&self) -> &Database {
+        &self.db
+    }
+
+    /// Programs read their data files relative to `directory` (the working directory when
+    /// empty).
+    pub fn set_directory(&mut self, directory: PathBuf) {
+        self.directory = directory;
+    }
+
+    /// The flag that stops a run: another thread (a Ctrl-C handler, a notebook's interrupt
+    /// request) sets it, and the run stops at the next statement, call or loop step with
+    /// E0410. Each run clears it first.
+    pub fn interrupt(&self) -> Interrupt {
+        self.interrupt.clone()
+    }
+
+    pub fn device(&mut self) -> &mut DeviceSlot {
+        &mut self.device
+    }
+
+    /// A source for the session's database.
+    pub fn source(&self, path: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        SourceFile::new(&self.db, path.into(), text.into())
+    }
+
+    /// Runs `file`'s top-level statements on `backend` (the default policy's choice when
+    /// `None`), sending what it prints and reports to `events`.
+    pub fn run(
+        &mut self,
+        file: SourceFile,
+        backend: Option<Backend>,
+        options: Options,
+        profile: bool,
+        events: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<RunReport, RunError> {
+        self.interrupt.clear();
+        let backend = match backend {
+            Some(backend) => backend,
+            None => {
+                let (backend, notice) = default_backend(&self.db, file, &mut self.device);
+                if let Some(notice) = notice {
+                    events(Event::Notice(notice));
+                }
+                backend
+            }
+        };
+        let mut host = EventHost { events, interrupt: self.interrupt.clone(), directory: &self.directory };
+        match backend {
+            Backend::Gpu => {
+                let gpu = self.device.get().map_err(|e| RunError::NoDevice(e.0))?;
+                let report = run_gpu(&self.db, file, options, &gpu, profile, &mut host)?;
+                if profile {
+                    let text = profile_text(&report, Some(&gpu.describe()), file.text(&self.db));
+                    (host.events)(Event::Profile(text));
+                }
+                Ok(RunReport::Gpu(report))
+            }
+            other => run_on_host(&self.db, file, other, options, &mut host),
+        }
+    }
+}
+
+impl Session {
+    /// Calls the top-level function `entry` of `file` with `args` on `backend` and gives its
+    /// result, kept where that executor keeps values (a GPU call's arrays stay on the device).
+    /// The function must have a specialisation at the arguments' types, that is, the file's
+    /// own code must call it with such arguments.
+    pub fn call(
+        &mut self,
+        file: SourceFile,
+        entry: &str,
+        args: Vec<SessionValue>,
+        backend: Backend,
+        options: Options,
+        events: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<SessionValue, RunError> {
+        self.interrupt.clear();
+        let core = pipeline::core_program(&self.db, file).map_err(RunError::Compile)?;
+        let types: Vec<_> = args.iter().map(|a| a.ty.clone()).collect();
+        let specialised = |f: &weft_core::Function| {
+            let name = f.name.strip_prefix(entry);
+            name.is_some_and(|rest| rest.is_empty() || rest.starts_with('['))
+                && f.params.iter().map(|&p| &f.vars[p as usize].ty).eq(types.iter())
+        };
+        let Some(func) = core.functions.iter().position(specialised) else {
+            let shown: Vec<String> = types.iter().map(ToString::to_string).collect();
+            let why = format!("no function `{entry}` takes ({})", shown.join(", "));
+            let help = "a function is compiled for the argument types the file itself calls it with";
+            return Err(RunError::Runtime(Diagnostic::new(Code::InvalidArgument, TextRange::default(), why).with_help(help)));
+        };
+        let ret = core.functions[func].ret.clone();
+        let mut host = EventHost { events, interrupt: self.interrupt.clone(), directory: &self.directory };
+        let repr = match backend {
+            Backend::Interp => {
+                let args = args.iter().map(|a| self.nested(a)).collect::<Result<Vec<_>, _>>()?;
+                let result = interp::call(core, func as u32, args, &mut host).map_err(RunError::Runtime)?;
+                Repr::Nested(result)
+            }
+            Backend::Cpu => {
+                let entry = pipeline::entry_program(&self.db, file, func as u32, options).map_err(RunError::Compile)?;
+                let mut vars = Vec::new();
+                for arg in &args {
+                    vars.extend(self.flat(arg)?);
+                }
+                let mut counters = cpu::Counters::default();
+                let program = &entry.program;
+                let results = cpu::call(program, program.main, vars, &mut host, &mut counters).map_err(RunError::Runtime)?;
+                Repr::Flat(results)
+            }
+            Backend::Gpu => {
+                let gpu = self.device.get().map_err(|e| RunError::NoDevice(e.0))?;
+                let options = options.for_gpu(gpu.limits.max_storage_buffers_per_shader_stage);
+                let entry = pipeline::entry_program(&self.db, file, func as u32, options).map_err(RunError::Compile)?;
+                let mut vars = Vec::new();
+                for arg in &args {
+                    match &arg.repr {
+                        Repr::Device(values) => vars.extend(values.iter().cloned()),
+                        _ => {
+                            for value in self.flat(arg)? {
+                                vars.push(weft_gpu::upload(&gpu, value).map_err(RunError::Runtime)?);
+                            }
+                        }
+                    }
+                }
+                let program = &entry.program;
+                let results = weft_gpu::call(&gpu, program, program.main, vars, &mut host).map_err(RunError::Runtime)?;
+                Repr::Device(results)
+            }
+        };
+        Ok(SessionValue { ty: ret, repr })
+    }
+
+    /// The value as the interpreter represents it, read back from the device if it is there.
+    pub fn nested(&mut self, value: &SessionValue) -> Result<interp::NestedValue, RunError> {
+        match &value.repr {
+            Repr::Nested(nested) => Ok(nested.clone()),
+            _ => {
+                let vars = self.flat(value)?;
+                cpu::try_vars_to_value(&value.ty, &vars).map_err(|why| RunError::Runtime(internal(why)))
+            }
+        }
+    }
+
+    /// The value as it prints (`print`'s text, without the newline).
+    pub fn display(&mut self, value: &SessionValue) -> Result<String, RunError> {
+        Ok(interp::print::format_value(&self.nested(value)?))
+    }
+
+    /// The event that shows a value: its text, type and shape.
+    pub fn describe(&mut self, value: &SessionValue) -> Result<Event, RunError> {
+        let nested = self.nested(value)?;
+        Ok(Event::Value {
+            text: interp::print::format_value(&nested),
+            ty: value.ty.to_string(),
+            shape: shape_text(&nested),
+        })
+    }
+
+    /// The value's flat variables on the host.
+    fn flat(&mut self, value: &SessionValue) -> Result<Vec<cpu::FlatValue>, RunError> {
+        match &value.repr {
+            Repr::Nested(nested) => Ok(cpu::value_to_vars(&value.ty, nested)),
+            Repr::Flat(vars) => Ok(vars.clone()),
+            Repr::Device(values) => {
+                let gpu = self.device_of_values()?;
+                values.iter().map(|v| weft_gpu::download(&gpu, v).map_err(RunError::Runtime)).collect()
+            }
+        }
+    }
+
+    /// The device that holds the session's device values.
+    fn device_of_values(&self) -> Result<std::sync::Arc<Gpu>, RunError> {
+        self.device.current().cloned().ok_or_else(|| {
+            RunError::NoDevice("the device that held this value is gone; compute it again".to_string())
+        })
+    }
+}
+
+/// A sequence's length, and the lengths of its items when they are sequences: `3`, `3 × 4`,
+/// `3 × 0..5`; `None` for anything else.
+fn shape_text(value: &interp::NestedValue) -> Option<String> {
+    let interp::NestedValue::Seq(seq) = value else { return None };
+    let inner: Vec<usize> = (0..seq.len())
+        .map_while(|i| match seq.get(i) {
+            interp::NestedValue::Seq(item) => Some(item.len()),
+            _ => None,
+        })
+        .collect();
+    let outer = seq.len();
+    Some(match (inner.iter().min(), inner.iter().max()) {
+        (Some(lo), Some(hi)) if inner.len() == outer && lo == hi => format!("{outer} × {lo}"),
+        (Some(lo), Some(hi)) if inner.len() == outer => format!("{outer} × {lo}..{hi}"),
+        _ => outer.to_string(),
+    })
+}
+
+fn internal(why: String) -> Diagnostic {
+    Diagnostic::new(Code::InternalError, TextRange::default(), format!("internal error: {why}"))
+}
+
+/// The host a session's runs see: prints become events, files are read from the session's
+/// directory, and the session's flag interrupts.
+struct EventHost<'a> {
+    events: &'a mut (dyn FnMut(Event) + Send),
+    interrupt: Interrupt,
+    directory: &'a std::path::Path,
+}
+
+impl Host for EventHost<'_> {
+    fn print(&mut self, line: &str) {
+        (self.events)(Event::Printed(line.to_string()));
+    }
+
+    fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
+        std::fs::read(self.directory.join(path))
+    }
+
+    fn interrupt(&self) -> Interrupt {
+        self.interrupt.clone()
+    }
+}

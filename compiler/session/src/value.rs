@@ -1,0 +1,39 @@
+//! Values a session keeps between runs, where the executor that made them keeps them.
+
+use weft_core::types::Type;
+use weft_exec::{cpu, interp};
+use weft_gpu::DeviceValue;
+
+/// A value of a Weft type: the interpreter's nested value, the CPU executor's flat variables,
+/// or the GPU executor's variables, whose arrays stay on the device between runs (passing one
+/// to the next GPU call copies nothing).
+#[derive(Debug, Clone)]
+pub struct SessionValue {
+    pub(crate) ty: Type,
+    pub(crate) repr: Repr,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Repr {
+    Nested(interp::NestedValue),
+    /// Laid out as `ir::layout(ty, false)` says.
+    Flat(Vec<cpu::FlatValue>),
+    /// The same layout, on the device (scalars on the host or the device).
+    Device(Vec<DeviceValue>),
+}
+
+impl SessionValue {
+    /// A value made on the host, as the interpreter represents it.
+    pub fn nested(ty: Type, value: interp::NestedValue) -> SessionValue {
+        SessionValue { ty, repr: Repr::Nested(value) }
+    }
+
+    pub fn ty(&self) -> &Type {
+        &self.ty
+    }
+
+    /// Whether its arrays are on the device.
+    pub fn is_on_device(&self) -> bool {
+        matches!(self.repr, Repr::Device(_))
+    }
+}

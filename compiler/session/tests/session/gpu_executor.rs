@@ -1,0 +1,150 @@
+//! The flattened program on the GPU executor behaves as the reference interpreter: every sample
+//! and feature program prints the same output (within the float tolerance), and every run-time
+//! error has the same code, message and span. Every sample runs wholly on the device, sort
+//! included. A program too large for the device gets a diagnostic, and the next one runs.
+//!
+//! Without a GPU adapter these tests say they are skipped; with `WEFT_REQUIRE_GPU=1` (CI) a
+//! missing adapter fails them.
+
+use crate::common;
+
+use common::differential::{self, Executor, compare};
+use weft_syntax::line_index::LineIndex;
+use weft_analysis::Database;
+use weft_analysis::SourceFile;
+use weft_analysis::pipeline::{self, Options};
+use weft_session::{Backend, RunError};
+
+#[test]
+fn gpu_executor_matches_the_interpreter_on_samples_and_feature_programs() {
+    if !differential::gpu_available() {
+        return;
+    }
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for program in common::weft_programs(&["samples", "compiler/tests/data/run"]) {
+        if let Some(why) = differential::unflattened(&program) {
+            failures.push(format!("{}: not flattened: {why}", program.display()));
+            continue;
+        }
+        let expected = differential::run(Executor::Interp, &program);
+        ran += 1;
+        for strategy in differential::STRATEGIES {
+            let actual = differential::run(Executor::Gpu(strategy), &program);
+            if let (None, Some(error)) = (&expected.error, &actual.error) {
+                failures.push(format!(
+                    "{} ({strategy:?}): the gpu stopped with {} {}",
+                    program.display(),
+                    error.code,
+                    error.message
+                ));
+            } else if let Err(difference) = compare(&expected.stdout, &actual.stdout) {
+                failures.push(format!("{} ({strategy:?}): {difference}", program.display()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(ran >= 25, "only {ran} programs ran on the gpu executor");
+}
+
+#[test]
+fn gpu_run_time_errors_have_the_interpreters_code_and_span() {
+    if !differential::gpu_available() {
+        return;
+    }
+    let mut failures = Vec::new();
+    for path in common::weft_programs(&["compiler/tests/data/errors", "samples/errors"]) {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let expected = differential::run(Executor::Interp, &path).error.expect("the program fails");
+        let index = LineIndex::new(&text);
+        let at = |e: &weft_syntax::Diagnostic| {
+            let p = index.line_col(e.range.start());
+            format!("{} at {}:{}: {}", e.code, p.line + 1, p.col + 1, e.message)
+        };
+        // Fused or not, a failure is the interpreter's.
+        for strategy in differential::STRATEGIES {
+            let Some(actual) = differential::run(Executor::Gpu(strategy), &path).error else {
+                failures.push(format!("{} ({strategy:?}): ran without error on the gpu", path.display()));
+                continue;
+            };
+            if (expected.code, expected.range, &expected.message)
+                != (actual.code, actual.range, &actual.message)
+            {
+                failures.push(format!(
+                    "{} ({strategy:?}):\n  interp: {}\n  gpu:    {}",
+                    path.display(),
+                    at(&expected),
+                    at(&actual)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_sample_runs_wholly_on_the_device() {
+    if !differential::gpu_available() {
+        return;
+    }
+    let root = common::differential::workspace_root();
+    let mut samples: Vec<_> = std::fs::read_dir(root.join("samples"))
+        .expect("the samples directory")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "weft"))
+        .collect();
+    samples.sort();
+    assert!(samples.len() >= 10, "only {} samples found", samples.len());
+    for path in samples {
+        let db = Database::default();
+        let file = SourceFile::new(
+            &db,
+            path.display().to_string(),
+            std::fs::read_to_string(&path).expect("readable"),
+        );
+        let mut host = differential::CapturingHost { stdout: String::new() };
+        let report = weft_session::run_file(&db, file, Backend::Gpu, Options::default(), &mut host).expect("runs");
+        let report = report.gpu().expect("a GPU run");
+        assert!(report.stats.launches > 0, "{} launched no kernel", path.display());
+        assert!(report.on_cpu.is_empty(), "{}: {:?} ran on the cpu executor", path.display(), report.on_cpu);
+    }
+}
+
+fn run_source(name: &str, source: String) -> Result<String, weft_syntax::diagnostics::Diagnostic> {
+    let db = Database::default();
+    let file = SourceFile::new(&db, name.into(), source);
+    let mut host = differential::CapturingHost { stdout: String::new() };
+    match weft_session::run_file(&db, file, Backend::Gpu, Options::default(), &mut host) {
+        Ok(_) => Ok(host.stdout),
+        Err(RunError::Runtime(d)) => Err(d),
+        Err(other) => panic!("{name} did not run: {other:?}"),
+    }
+}
+
+#[test]
+fn an_array_larger_than_the_device_allows_is_reported_and_the_next_program_runs() {
+    if !differential::gpu_available() {
+        return;
+    }
+    let limit = weft_gpu::shared_gpu().expect("a device").max_binding();
+    let n = limit / 4 + 1;
+    // `xs[0]` needs the array itself: fused into its sum alone, it would never be stored.
+    let source = format!("xs = [1.0 for i in range({n})]\nprint(xs[0] + sum(xs))\n");
+    let error = run_source("too_big.weft", source.clone()).expect_err("the array does not fit");
+    assert_eq!(error.code, weft_syntax::diagnostics::Code::ResourceExhausted);
+    assert!(
+        error.message.contains(&format!("an array of {n} f32 elements"))
+            && error.message.contains("storage binding limit"),
+        "the message names the array and the limit: {}",
+        error.message
+    );
+    let start = source.find('[').expect("the comprehension") as u32;
+    assert!(
+        error.range.start() >= start.into(),
+        "the error points into the comprehension: {:?}",
+        error.range
+    );
+    // The same process, and the same device, run the next program.
+    let out = run_source("small.weft", "xs = [1.0 for i in range(1000)]\nprint(sum(xs))\n".into());
+    assert_eq!(out.expect("the next program runs").trim(), "1000.0");
+}

@@ -1,0 +1,350 @@
+//! End-to-end tests of `weft lsp`: the real binary over stdio, driven by a real LSP client
+//! (`lsp_client`) over the same pipes an editor uses.
+
+use crate::lsp_client;
+
+use lsp_client::{Client, position, wait};
+use serde_json::{Value, json};
+
+const URI: &str = "file:///work/test.weft";
+
+const PROGRAM: &str = "\
+def norm(xs):
+    squares = [x * x for x in xs]
+    return sqrt(sum(squares))
+
+v = [f32(i) for i in range(64)]
+n = norm(v)
+print(\"é𝄞 vector\", n)
+";
+
+fn at(text: &str, needle: &str, within: usize) -> Value {
+    json!({ "textDocument": { "uri": URI }, "position": position(text, needle, within) })
+}
+
+#[test]
+fn initialize_open_edit_and_diagnostics() {
+    let mut client = Client::start();
+    let init = client.initialize();
+    let caps = &init["capabilities"];
+    for capability in [
+        "hoverProvider",
+        "inlayHintProvider",
+        "definitionProvider",
+        "referencesProvider",
+        "renameProvider",
+        "completionProvider",
+        "documentFormattingProvider",
+        "codeLensProvider",
+        "semanticTokensProvider",
+    ] {
+        assert!(!caps[capability].is_null(), "{capability} missing: {caps}");
+    }
+    client.open(URI, "x = 1\nprint(y)\n");
+    let diagnostics = client.diagnostics(URI, 1);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["code"], "E0200");
+    assert_eq!(diagnostics[0]["range"]["start"], json!({ "line": 1, "character": 6 }));
+    assert!(diagnostics[0]["codeDescription"]["href"].as_str().is_some_and(|h| h.contains("language.md")));
+    client.change(URI, 2, "x = 1\nprint(x)\n");
+    assert!(client.diagnostics(URI, 2).is_empty());
+    // Warnings, with related information for secondary labels.
+    client.change(URI, 3, "def f(x):\n    ys = [x for x in range(3)]\n    return len(ys) + x\nprint(f(1))\n");
+    let warnings = client.diagnostics(URI, 3);
+    let shadow = warnings.iter().find(|d| d["code"] == "W0203").expect("a shadowed-name warning");
+    assert_eq!(shadow["severity"], 2);
+    assert_eq!(
+        shadow["relatedInformation"][0]["location"]["range"]["start"],
+        json!({ "line": 0, "character": 6 })
+    );
+    assert!(client.shutdown().success());
+}
+
+#[test]
+fn quick_edits_out_of_order_keep_the_latest_text() {
+    let mut client = Client::start();
+    client.initialize();
+    client.open(URI, "x = 1\n");
+    client.diagnostics(URI, 1);
+    // Twenty edits without waiting, each naming an unknown variable, with hovers in between.
+    let mut pending = Vec::new();
+    for version in 2..=21 {
+        client.change(URI, version, &format!("x = 1\nprint(unknown{version})\n"));
+        pending.push(client.request_async("textDocument/hover", at("x = 1\n", "x", 0)));
+    }
+    // A stale version arriving late is ignored.
+    client.change(URI, 5, "print(stale)\n");
+    for id in pending {
+        let response = client.response(id);
+        // A hover either answers or reports that newer content superseded it.
+        let modified = response["error"]["code"] == -32801;
+        assert!(response.get("error").is_none() || modified, "{response}");
+    }
+    let last = client.diagnostics(URI, 21);
+    assert!(last[0]["message"].as_str().is_some_and(|m| m.contains("unknown21")), "{last:?}");
+    let symbols = client.request("textDocument/documentSymbol", json!({ "textDocument": { "uri": URI } }));
+    assert_eq!(symbols[0]["name"], "x", "the stale text did not replace the latest: {symbols}");
+    assert!(client.shutdown().success());
+}
+
+#[test]
+fn hover_inlay_hints_definition_completion_rename_and_formatting() {
+    let mut client = Client::start();
+    client.initialize();
+    client.open(URI, PROGRAM);
+    assert!(client.diagnostics(URI, 1).is_empty());
+    // The fusion plan is built after the diagnostics; the server then asks for fresh hints.
+    client.notification("workspace/inlayHint/refresh", |_| true);
+
+    // Hover past non-ASCII text: positions are UTF-16.
+    let n = client.request("textDocument/hover", at(PROGRAM, "\", n)", 3));
+    assert_eq!(n["range"]["start"], position(PROGRAM, "\", n)", 3), "{n}");
+    assert!(n["contents"]["value"].as_str().is_some_and(|v| v.contains("n: f32")), "{n}");
+    let sum = client.request("textDocument/hover", at(PROGRAM, "sum(", 1));
+    let sum = sum["contents"]["value"].as_str().unwrap_or_default().to_string();
+    assert!(sum.contains("sum(xs: [a]) -> a") && sum.contains("kernel `k"), "{sum}");
+
+    let hints = client.request(
+        "textDocument/inlayHint",
+        json!({ "textDocument": { "uri": URI }, "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 99, "character": 0 } } }),
+    );
+    let labels: Vec<&str> =
+        hints.as_array().expect("hints").iter().filter_map(|h| h["label"].as_str()).collect();
+    assert!(labels.contains(&": [f32; 64]"), "{labels:?}");
+    assert!(labels.iter().any(|l| l.starts_with("⟨k")), "{labels:?}");
+
+    let definition = client.request("textDocument/definition", at(PROGRAM, "squares))", 0));
+    assert_eq!(definition["range"]["start"], position(PROGRAM, "squares =", 0));
+
+    let completion = client.request("textDocument/completion", at(PROGRAM, "sum(squares", 2));
+    let items = completion.as_array().expect("items");
+    assert!(items.iter().any(|i| i["label"] == "sum" && i["detail"].as_str().is_some()), "{completion}");
+
+    let rename = client.request(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": URI }, "position": position(PROGRAM, "squares", 0), "newName": "sq" }),
+    );
+    assert_eq!(rename["changes"][URI].as_array().map(Vec::len), Some(2), "{rename}");
+    let refused = client.request_async(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": URI }, "position": position(PROGRAM, "sqrt", 0), "newName": "root" }),
+    );
+    assert!(client.response(refused)["error"]["message"].as_str().is_some_and(|m| m.contains("prelude")));
+
+    let lenses = client.request("textDocument/codeLens", json!({ "textDocument": { "uri": URI } }));
+    let title = lenses[0]["command"]["title"].as_str().unwrap_or_default();
+    assert!(title.ends_with("· view fusion") && title.contains("kernel"), "{lenses}");
+
+    let plan = client.request("weft/fusionPlan", json!({ "textDocument": { "uri": URI } }));
+    assert_eq!(plan["schema"], 1);
+    assert!(plan["kernels"].as_array().is_some_and(|k| !k.is_empty()), "{plan}");
+    let wgsl = client.request("weft/wgsl", json!({ "textDocument": { "uri": URI }, "function": "main" }));
+    assert!(wgsl[0]["wgsl"].as_str().is_some_and(|w| w.contains("@compute")), "{wgsl}");
+
+    let tokens =
+        client.request("textDocument/semanticTokens/full", json!({ "textDocument": { "uri": URI } }));
+    assert!(tokens["data"].as_array().is_some_and(|d| d.len() > 20 && d.len() % 5 == 0));
+
+    client.change(URI, 2, "def f( x ):\n  return x+1\nprint (f(1))\n");
+    client.diagnostics(URI, 2);
+    let edits = client.request(
+        "textDocument/formatting",
+        json!({ "textDocument": { "uri": URI }, "options": { "tabSize": 4, "insertSpaces": true } }),
+    );
+    assert_eq!(edits[0]["newText"], "def f(x):\n    return x + 1\nprint(f(1))\n");
+    assert!(client.shutdown().success());
+}
+
+#[test]
+fn symbols_highlights_signatures_folding_selection_and_settings() {
+    let mut client = Client::start();
+    client.initialize();
+    client.open(URI, PROGRAM);
+    client.diagnostics(URI, 1);
+
+    let symbols = client.request("workspace/symbol", json!({ "query": "nor" }));
+    let names: Vec<&str> =
+        symbols.as_array().expect("symbols").iter().filter_map(|s| s["name"].as_str()).collect();
+    assert_eq!(names, ["norm"], "{symbols}");
+    assert_eq!(symbols[0]["location"]["uri"], URI);
+
+    // `squares` is bound once (a write) and read once.
+    let highlights = client.request("textDocument/documentHighlight", at(PROGRAM, "squares))", 0));
+    let kinds: Vec<i64> =
+        highlights.as_array().expect("highlights").iter().filter_map(|h| h["kind"].as_i64()).collect();
+    assert_eq!(kinds, [3, 2], "write, then read: {highlights}");
+
+    let help = client.request("textDocument/signatureHelp", at(PROGRAM, "range(64", 6));
+    assert_eq!(help["signatures"][0]["label"], "range(n: i32) -> [i32]", "{help}");
+    assert_eq!(help["activeParameter"], 0, "{help}");
+
+    let folds = client.request("textDocument/foldingRange", json!({ "textDocument": { "uri": URI } }));
+    let first = &folds.as_array().expect("folding ranges")[0];
+    assert_eq!((first["startLine"].as_i64(), first["endLine"].as_i64()), (Some(0), Some(2)), "{folds}");
+
+    let selection = client.request(
+        "textDocument/selectionRange",
+        json!({ "textDocument": { "uri": URI }, "positions": [position(PROGRAM, "x * x", 0)] }),
+    );
+    let innermost = &selection[0];
+    assert_eq!(innermost["range"]["start"], position(PROGRAM, "x * x", 0), "{selection}");
+    assert!(innermost["parent"]["range"].is_object(), "a wider range encloses it: {selection}");
+
+    // Types and shapes off through the settings: the server asks for fresh hints (after the
+    // one it sent when the plan was ready), and only kernel hints remain.
+    client.notification("workspace/inlayHint/refresh", |_| true);
+    client.notify(
+        "workspace/didChangeConfiguration",
+        json!({ "settings": { "weft": { "inlayHints": { "types": false, "shapes": false } } } }),
+    );
+    client.notification("workspace/inlayHint/refresh", |_| true);
+    let hints = client.request(
+        "textDocument/inlayHint",
+        json!({ "textDocument": { "uri": URI }, "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 99, "character": 0 } } }),
+    );
+    let labels: Vec<&str> =
+        hints.as_array().expect("hints").iter().filter_map(|h| h["label"].as_str()).collect();
+    assert!(labels.iter().all(|l| !l.starts_with(':')), "no type or shape hints are left: {labels:?}");
+    assert!(labels.iter().any(|l| l.starts_with("⟨k")), "kernel hints stay: {labels:?}");
+    assert!(client.shutdown().success());
+}
+
+/// A request that panics is answered with an error, and the server goes on serving the same
+/// documents. The panic is injected by the server's test hook.
+#[test]
+fn a_panicking_request_is_reported_and_the_server_lives_on() {
+    let mut client = Client::start_with_env(&[("WEFT_LSP_TEST_PANIC_ON_HOVER", "1")]);
+    client.initialize();
+    client.open(URI, PROGRAM);
+    client.diagnostics(URI, 1);
+    let id = client.request_async("textDocument/hover", at(PROGRAM, "squares))", 0));
+    let failed = client.response(id);
+    assert_eq!(failed["error"]["code"], -32603, "an internal error: {failed}");
+    assert!(failed["error"]["message"].as_str().is_some_and(|m| m.contains("on purpose")), "{failed}");
+    let logged = client.notification("window/logMessage", |p| p["type"] == 1);
+    assert!(logged["message"].as_str().is_some_and(|m| m.contains("a request failed")), "{logged}");
+    // The same document still answers, and edits are still checked.
+    let definition = client.request("textDocument/definition", at(PROGRAM, "squares))", 0));
+    assert_eq!(definition["range"]["start"], position(PROGRAM, "squares =", 0));
+    client.change(URI, 2, "x = undefined_name\n");
+    let diagnostics = client.diagnostics(URI, 2);
+    assert!(diagnostics.iter().any(|d| d["severity"] == 1), "{diagnostics:?}");
+    assert!(client.shutdown().success());
+}
+
+#[test]
+fn the_server_exits_when_its_client_goes_away() {
+    let mut client = Client::start();
+    client.initialize();
+    drop(client.stdin.take());
+    let status = wait(&mut client.child);
+    assert!(status.code().is_some(), "exited by itself, not killed: {status:?}");
+}
+
+/// Random edits of sample text, with requests at random positions: the server answers every
+/// request (possibly with an error) and publishes diagnostics for the last version.
+#[test]
+fn random_edit_sequences_never_crash_the_server() {
+    let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let corpus: String = ["quicksort.weft", "spmv_csr.weft", "black_scholes.weft"]
+        .iter()
+        .map(|name| std::fs::read_to_string(samples.join(name)).expect("sample"))
+        .collect();
+    let fragments =
+        ["(", ")", "[", "]", ":", "\n    ", "def ", "lambda x:", " for ", "é", "𝄞", "\"", "#", "="];
+    let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = |n: usize| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng % n.max(1) as u64) as usize
+    };
+    let mut client = Client::start();
+    client.initialize();
+    let mut text = corpus[..2000.min(corpus.len())].to_string();
+    client.open(URI, &text);
+    let methods = [
+        "textDocument/hover",
+        "textDocument/completion",
+        "textDocument/definition",
+        "textDocument/signatureHelp",
+    ];
+    let mut ids = Vec::new();
+    for version in 2..=120 {
+        let mut at = next(text.len() + 1);
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        if next(3) == 0 && at < text.len() {
+            let mut end = (at + next(40)).min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.replace_range(at..end, "");
+        } else {
+            let fragment = if next(2) == 0 {
+                fragments[next(fragments.len())].to_string()
+            } else {
+                let start = next(corpus.len() - 50);
+                corpus.get(start..start + 30).unwrap_or("x").to_string()
+            };
+            text.insert_str(at, &fragment);
+        }
+        client.change(URI, version, &text);
+        let line = next(text.lines().count() + 2);
+        let params =
+            json!({ "textDocument": { "uri": URI }, "position": { "line": line, "character": next(60) } });
+        ids.push(client.request_async(methods[next(methods.len())], params));
+    }
+    for id in ids {
+        let response = client.response(id);
+        let code = response["error"]["code"].as_i64();
+        assert!(code.is_none() || code == Some(-32801), "a request failed: {response}");
+    }
+    client.diagnostics(URI, 120);
+    let hints = client.request(
+        "textDocument/inlayHint",
+        json!({ "textDocument": { "uri": URI }, "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 999, "character": 0 } } }),
+    );
+    assert!(hints.is_array());
+    assert!(client.shutdown().success());
+}
+
+/// `weft fusion --format json FILE` and the server's `weft/fusionPlan` ask the same pipeline
+/// query, so they give the same plan for every sample, byte for byte once parsed.
+#[test]
+fn the_command_line_and_the_server_show_the_same_fusion_plan_for_every_sample() {
+    let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let mut paths: Vec<_> = std::fs::read_dir(&samples)
+        .expect("the samples directory")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "weft"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 10, "too few samples: {paths:?}");
+    let mut client = Client::start();
+    client.initialize();
+    let mut compared = 0;
+    for (i, path) in paths.iter().enumerate() {
+        let text = std::fs::read_to_string(path).expect("a readable sample");
+        let uri = format!("file:///samples/{i}.weft");
+        client.open(&uri, &text);
+        client.diagnostics(&uri, 1);
+        let from_server = client.request("weft/fusionPlan", json!({ "textDocument": { "uri": uri } }));
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(["fusion", "--format", "json"])
+            .arg(path)
+            .output()
+            .expect("weft fusion runs");
+        if !output.status.success() {
+            // A sample the flattener does not handle yet has no plan anywhere.
+            assert_eq!(from_server, Value::Null, "{}", path.display());
+            continue;
+        }
+        let from_cli: Value = serde_json::from_slice(&output.stdout).expect("weft fusion prints JSON");
+        assert_eq!(from_cli, from_server, "the plans of {} differ", path.display());
+        compared += 1;
+    }
+    assert!(compared >= 10, "only {compared} samples have a plan");
+    assert!(client.shutdown().success());
+}
