@@ -296,7 +296,13 @@ fn report(db: &Database, file: SourceFile, diagnostics: &[Diagnostic]) {
 
 /// `weft run FILE`: the program's output on stdout, notices, diagnostics and the profile on
 /// stderr.
-fn run(path: &Path, backend: Option<BackendArg>, device: Option<String>, profile: bool, options: Options) -> ExitCode {
+fn run(
+    path: &Path,
+    backend: Option<BackendArg>,
+    device: Option<String>,
+    profile: bool,
+    options: Options,
+) -> ExitCode {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(error) => {

@@ -140,7 +140,8 @@ pub fn run(text: &str, executor: Executor, python: Option<&Path>) -> Result<Outc
     let mut options = Options::default();
     options.fusion.strategy = strategy;
     let mut host = Capture(String::new());
-    let result = catch_unwind(AssertUnwindSafe(|| weft_session::run_file(&db, file, backend, options, &mut host)));
+    let result =
+        catch_unwind(AssertUnwindSafe(|| weft_session::run_file(&db, file, backend, options, &mut host)));
     if result.is_err() {
         // A panic may leave a query half done: the next run starts from a fresh database.
         LAST_PROGRAM.with(|last| last.borrow_mut().take());

@@ -150,10 +150,7 @@ pub const TOKEN_MODIFIERS: &[lsp::SemanticTokenModifier] =
     &[lsp::SemanticTokenModifier::DECLARATION, lsp::SemanticTokenModifier::DEFAULT_LIBRARY];
 
 /// Semantic tokens in the protocol's relative encoding; a token spanning lines is split.
-pub fn semantic_tokens(
-    tokens: &[weft_ide::SemanticToken],
-    map: &LineMap,
-) -> Vec<lsp::SemanticToken> {
+pub fn semantic_tokens(tokens: &[weft_ide::SemanticToken], map: &LineMap) -> Vec<lsp::SemanticToken> {
     use weft_ide::TokenKind::*;
     let mut out = Vec::with_capacity(tokens.len());
     let (mut last_line, mut last_start) = (0, 0);

@@ -280,9 +280,7 @@ impl Backend {
 
     async fn fusion_plan(&self, params: DocumentParams) -> Result<Value> {
         let plan = self
-            .query(&params.text_document.uri, |s, db| {
-                ide::fusion_plan(db, s.file).map(|p| p.to_json())
-            })
+            .query(&params.text_document.uri, |s, db| ide::fusion_plan(db, s.file).map(|p| p.to_json()))
             .await?;
         match plan.flatten() {
             Some(json) => serde_json::from_str(&json).map_err(|e| Error::invalid_params(e.to_string())),
@@ -714,8 +712,8 @@ impl LanguageServer for Backend {
         self.query(&params.text_document.uri, |s, db| {
             let text = s.analysis.text(s.file);
             match ide::format::format_file(db, s.file) {
-                Ok(formatted) if formatted != *text => {
-                    let whole = TextRange::up_to(ide::TextSize::of(text.as_str()));
+                Ok(formatted) if formatted != text => {
+                    let whole = TextRange::up_to(ide::TextSize::of(text));
                     vec![TextEdit { range: s.map.range(whole), new_text: formatted }]
                 }
                 _ => Vec::new(),

@@ -26,7 +26,13 @@ fn crates() -> Vec<PathBuf> {
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("the workspace manifest");
     let members = manifest.split("members = [").nth(1).and_then(|m| m.split(']').next()).expect("members");
     let mut dirs = vec![root().to_path_buf()];
-    dirs.extend(members.split(',').map(|m| m.trim().trim_matches('"')).filter(|m| !m.is_empty()).map(|m| root().join(m)));
+    dirs.extend(
+        members
+            .split(',')
+            .map(|m| m.trim().trim_matches('"'))
+            .filter(|m| !m.is_empty())
+            .map(|m| root().join(m)),
+    );
     dirs
 }
 
@@ -62,7 +68,10 @@ fn each_compiler_crate_states_its_one_job_in_lib_rs() {
             .and_then(|n| n.strip_suffix('"'))
             .expect("a package name");
         let lib = std::fs::read_to_string(dir.join("src/lib.rs")).expect("a lib.rs");
-        assert!(lib.starts_with(&format!("//! `{name}`: ")), "{name}'s lib.rs does not open with `//! `{name}`: its job`");
+        assert!(
+            lib.starts_with(&format!("//! `{name}`: ")),
+            "{name}'s lib.rs does not open with `//! `{name}`: its job`"
+        );
         assert!(manifest.contains("description = \""), "{name} has no description");
         checked += 1;
     }

@@ -2,10 +2,10 @@
 //! what `weft check` prints and what the language server will publish.
 
 use crate::db::{Db, SourceFile};
-use weft_syntax::diagnostics::Diagnostic;
 use crate::items::{duplicate_functions, file_functions};
 use crate::names::{function_names, top_level_statement_names};
 use crate::parsed::syntax_diagnostics;
+use weft_syntax::diagnostics::Diagnostic;
 
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {

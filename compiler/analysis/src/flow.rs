@@ -7,8 +7,8 @@
 
 use rowan::TextRange;
 
-use weft_syntax::diagnostics::{Code, Diagnostic};
 use crate::hir::{Block, Body, Expr, ExprId, LambdaBody, LocalId, ScopeId, Stmt};
+use weft_syntax::diagnostics::{Code, Diagnostic};
 
 /// Checks a function body and the nested functions in it.
 pub fn check_function(body: &Body, diagnostics: &mut Vec<Diagnostic>) {

@@ -12,14 +12,14 @@ use rustc_hash::FxHashMap as HashMap;
 use rowan::TextRange;
 
 use crate::db::{Db, SourceFile};
-use weft_syntax::diagnostics::{Code, Diagnostic};
 use crate::items::Function;
 use crate::names::{function_globals, top_level_names};
 use crate::parsed::parsed_file;
 use crate::prelude::is_prelude_name;
-use weft_syntax::ast::{self, AstNode, is_expression};
-use weft_syntax::{SyntaxKind, SyntaxKind::*, SyntaxNode, SyntaxToken, identifier_key};
 use weft_core::types::Scalar;
+use weft_syntax::ast::{self, AstNode, is_expression};
+use weft_syntax::diagnostics::{Code, Diagnostic};
+use weft_syntax::{SyntaxKind, SyntaxKind::*, SyntaxNode, SyntaxToken, identifier_key};
 
 pub type ExprId = u32;
 pub type StmtId = u32;

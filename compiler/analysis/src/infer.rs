@@ -19,13 +19,13 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use rowan::TextRange;
 
 use crate::db::{Db, SourceFile};
-use weft_syntax::diagnostics::{Code, Diagnostic};
 use crate::flow;
 use crate::hir::{
     self, Body, Clause, ExprId, LambdaBody, LambdaId, Literal, LocalId, Pattern, Stmt, TypeRef,
 };
 use crate::items::{Function, file_functions};
 use weft_core::types::{Class, Scalar, Scheme, TyVar, Type};
+use weft_syntax::diagnostics::{Code, Diagnostic};
 
 /// The inferred types of one body (a function or the top-level statements).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]

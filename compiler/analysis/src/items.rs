@@ -14,8 +14,8 @@
 use rowan::{TextRange, TextSize};
 
 use crate::db::{Db, SourceFile};
-use weft_syntax::diagnostics::{Code, Diagnostic};
 use crate::parsed::parsed_file;
+use weft_syntax::diagnostics::{Code, Diagnostic};
 use weft_syntax::{Green, SyntaxNode, ast, ast::AstNode};
 
 /// A top-level `def`.

@@ -18,13 +18,13 @@ use rustc_hash::FxHashMap as HashMap;
 
 use rowan::{TextRange, TextSize};
 
-use weft_core::{self as core, Callee, ExprId as CoreExpr, FuncId, Literal, Prim, PrintArg, VarId};
 use crate::db::{Db, SourceFile};
-use weft_syntax::diagnostics::{Code, Diagnostic};
 use crate::hir::{self, Body, Clause, ExprId, LambdaBody, LambdaId, LocalId, Pattern, Stmt, StmtId};
 use crate::infer::{BodyTypes, function_types, top_level_types};
 use crate::items::{Function, file_functions};
 use weft_core::types::{Scalar, TyVar, Type};
+use weft_core::{self as core, Callee, ExprId as CoreExpr, FuncId, Literal, Prim, PrintArg, VarId};
+use weft_syntax::diagnostics::{Code, Diagnostic};
 
 /// The whole program in core form, or the diagnostics that stop it from being built.
 #[salsa::tracked(returns(ref))]
@@ -781,7 +781,9 @@ impl<'a> Mono<'a> {
                 }),
             };
             let value = match value {
-                Some(Binding::Closure(lambda)) => Some(Binding::Func(self.closure_value(ctx, lambda, range)?)),
+                Some(Binding::Closure(lambda)) => {
+                    Some(Binding::Func(self.closure_value(ctx, lambda, range)?))
+                }
                 other => other,
             };
             match value {

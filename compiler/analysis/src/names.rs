@@ -21,11 +21,11 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use rowan::{TextRange, TextSize, WalkEvent};
 
 use crate::db::{Db, SourceFile};
-use weft_syntax::diagnostics::{Code, Diagnostic};
 use crate::items::{Function, function_body, function_signature};
 use crate::parsed::parsed_file;
 use crate::prelude::{PRELUDE_NAMES, is_prelude_name};
 use weft_syntax::ast::{self, AstNode, is_expression, targets};
+use weft_syntax::diagnostics::{Code, Diagnostic};
 use weft_syntax::{SyntaxKind::*, SyntaxNode, identifier_key};
 
 /// What a name read refers to.

@@ -44,10 +44,7 @@ impl Options {
     /// The options of a GPU run, flattened for the device, its kernels within `max_bindings`
     /// storage buffers (the adapter's limit; `fuse::PORTABLE_BINDINGS` when none is at hand).
     pub fn for_gpu(self, max_bindings: u32) -> Options {
-        Options {
-            flatten: self.flatten.for_gpu(),
-            fusion: fuse::Options { max_bindings, ..self.fusion },
-        }
+        Options { flatten: self.flatten.for_gpu(), fusion: fuse::Options { max_bindings, ..self.fusion } }
     }
 
     /// What the editor and `weft fusion` show without a device: the GPU program within the
@@ -157,7 +154,11 @@ fn fused_query(db: &dyn Db, file: SourceFile, options: Options) -> Result<Fused,
 }
 
 #[salsa::tracked(returns(ref))]
-fn located_plan_query(db: &dyn Db, file: SourceFile, options: Options) -> Result<FusionPlan, Vec<Diagnostic>> {
+fn located_plan_query(
+    db: &dyn Db,
+    file: SourceFile,
+    options: Options,
+) -> Result<FusionPlan, Vec<Diagnostic>> {
     let mut plan = fused_program(db, file, options)?.plan.clone();
     plan.locate(file.text(db));
     Ok(plan)

@@ -14,10 +14,10 @@ use std::rc::Rc;
 use rowan::TextRange;
 
 use crate::cpu::{self, Counters};
-use weft_syntax::diagnostics::{Code, Diagnostic};
 use crate::interp::Host;
-use weft_flat::ir::{Block, FuncId, Function, Op, PrintItem, Program, Stmt, StmtKind, VarId};
 use weft_core::types::Scalar;
+use weft_flat::ir::{Block, FuncId, Function, Op, PrintItem, Program, Stmt, StmtKind, VarId};
+use weft_syntax::diagnostics::{Code, Diagnostic};
 
 /// How deep IR calls may nest before the run stops with E0409, as in the interpreter.
 pub const MAX_CALL_DEPTH: usize = 10_000;
@@ -151,7 +151,12 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
         Walker { program, host, machine, liveness: HashMap::new(), depth: 0, interrupt }
     }
 
-    pub fn call_function(&mut self, func: FuncId, args: Vec<M::Value>, span: TextRange) -> RunResult<Vec<M::Value>> {
+    pub fn call_function(
+        &mut self,
+        func: FuncId,
+        args: Vec<M::Value>,
+        span: TextRange,
+    ) -> RunResult<Vec<M::Value>> {
         let program = self.program;
         let Some(f) = program.functions.get(func as usize) else {
             return Err(internal_at(format!("a call of missing function {func}"), span));
@@ -289,7 +294,8 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
                     match item {
                         PrintItem::Text(text) => line.push_str(text),
                         PrintItem::Value { ty, vars } => {
-                            let values = vars.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+                            let values =
+                                vars.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
                             let values = self.machine.to_host(values, span)?;
                             let value = cpu::try_vars_to_value(ty, &values)
                                 .map_err(|e| internal_at(format!("a printed value: {e}"), span))?;

@@ -23,8 +23,8 @@ use std::fmt::{self, Write as _};
 
 use rowan::TextRange;
 
-use weft_core::{BinaryOp, Literal, UnaryOp};
 use weft_core::types::{Scalar, Type};
+use weft_core::{BinaryOp, Literal, UnaryOp};
 
 pub type VarId = u32;
 pub type FuncId = u32;

@@ -18,8 +18,8 @@
 
 use rustc_hash::FxHashMap;
 
-use weft_core::Literal;
 use crate::ir::{Block, Op, PrintItem, Program, StmtKind, VarId};
+use weft_core::Literal;
 
 /// Removes repeated ops, then unread ops, from every function of `program`.
 pub fn simplify(program: &mut Program) {

@@ -3,19 +3,24 @@
 
 use rowan::TextRange;
 
-use weft_exec::host_flow::{Frame, RunResult, get, set};
-use weft_flat::ir::{Function, FusedKernel, Op, Stmt, StmtKind, VarId};
 use crate::runtime::Binding;
 use weft_core::types::Scalar;
+use weft_exec::host_flow::{Frame, RunResult, get, set};
+use weft_flat::ir::{Function, FusedKernel, Op, Stmt, StmtKind, VarId};
 use weft_flat::wgsl::{self, prims};
 
-use super::{DeviceVec, DeviceValue, GpuMachine, gpu_error};
+use super::{DeviceValue, DeviceVec, GpuMachine, gpu_error};
 
 impl GpuMachine<'_, '_> {
     /// Runs `stmt`, a fused kernel, as one launch and sets its outputs; `false` when it cannot
     /// (nothing on the device to size it by, or a kernel WGSL cannot express), and the walker
     /// runs its ops one at a time instead.
-    pub(super) fn run_kernel(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<DeviceValue>) -> RunResult<bool> {
+    pub(super) fn run_kernel(
+        &mut self,
+        f: &Function,
+        stmt: &Stmt,
+        frame: &mut Frame<DeviceValue>,
+    ) -> RunResult<bool> {
         let StmtKind::Kernel(kernel) = &stmt.kind else {
             return Ok(false);
         };

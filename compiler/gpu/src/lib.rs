@@ -22,8 +22,8 @@
 //! message and span.
 
 mod fused;
-pub mod runtime;
 mod prims;
+pub mod runtime;
 mod sort;
 mod value;
 
@@ -35,16 +35,16 @@ use std::sync::{Arc, OnceLock};
 
 use rowan::TextRange;
 
-use weft_exec::host_flow::{Frame, Machine, RunResult, Walker, get, internal_at, set};
-use weft_exec::cpu::{self, Counters, ScalarValue};
-use weft_syntax::diagnostics::{Code, Diagnostic};
-use weft_exec::interp::Host;
-use weft_flat::ir::{Check, FuncId, Function, Op, Program, Stmt, StmtKind, VarId};
 use crate::runtime::{Binding, DeviceBuffer, Gpu, GpuError, NO_ERROR, Profile, Stats};
 use weft_core::types::Scalar;
+use weft_exec::cpu::{self, Counters, ScalarValue};
+use weft_exec::host_flow::{Frame, Machine, RunResult, Walker, get, internal_at, set};
+use weft_exec::interp::Host;
+use weft_flat::ir::{Check, FuncId, Function, Op, Program, Stmt, StmtKind, VarId};
 use weft_flat::wgsl::{self, Operand};
+use weft_syntax::diagnostics::{Code, Diagnostic};
 
-pub use self::value::{DeviceVec, DeviceValue};
+pub use self::value::{DeviceValue, DeviceVec};
 
 /// What a run on the GPU did.
 #[derive(Debug, Clone, Default)]
@@ -268,7 +268,12 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     /// The next sequence number for a launch that may fail, kept with what the CPU executor
     /// needs to explain a failure. A long run of launches that no read-back checked is
     /// checked first, so that the operands kept for them do not pile up.
-    fn expect_failure(&mut self, stmt: Stmt, vars: usize, operands: Vec<(VarId, DeviceValue)>) -> RunResult<u32> {
+    fn expect_failure(
+        &mut self,
+        stmt: Stmt,
+        vars: usize,
+        operands: Vec<(VarId, DeviceValue)>,
+    ) -> RunResult<u32> {
         if self.pending.len() >= PENDING_LIMIT {
             self.sync(stmt.span)?;
         }
@@ -361,7 +366,9 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
                 let buffer = self.gpu.upload(&bytes).map_err(|e| gpu_error(e, span))?;
                 Ok(DeviceValue::Device(DeviceVec { buffer, len, elem, scalar: false }))
             }
-            cpu::FlatValue::Progression(_) => Err(internal_at("a progression after it was written out", span)),
+            cpu::FlatValue::Progression(_) => {
+                Err(internal_at("a progression after it was written out", span))
+            }
         }
     }
 
@@ -411,7 +418,7 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     /// How operand `k` reaches a generated kernel: a 32-bit host scalar in parameter slot
     /// `FIRST_SCALAR + k`, a 64-bit one uploaded, a device value bound (`whole` for an array
     /// read at any index).
-    pub(super) fn operand(
+    pub(crate) fn operand(
         &mut self,
         k: usize,
         arg: &DeviceValue,
@@ -421,9 +428,9 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         span: TextRange,
     ) -> RunResult<Operand> {
         let arg = match arg {
-            DeviceValue::Host(s) if matches!(s.ty(), Scalar::I64 | Scalar::F64) => {
-                self.upload(cpu::FlatValue::vector(cpu::Buffer::from_scalars(s.ty(), &[*s])), span)?.as_scalar()
-            }
+            DeviceValue::Host(s) if matches!(s.ty(), Scalar::I64 | Scalar::F64) => self
+                .upload(cpu::FlatValue::vector(cpu::Buffer::from_scalars(s.ty(), &[*s])), span)?
+                .as_scalar(),
             other => other.clone(),
         };
         Ok(match &arg {
@@ -617,7 +624,12 @@ impl Machine for GpuMachine<'_, '_> {
         Ok(result)
     }
 
-    fn element_loop(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<DeviceValue>) -> RunResult<Vec<DeviceValue>> {
+    fn element_loop(
+        &mut self,
+        f: &Function,
+        stmt: &Stmt,
+        frame: &mut Frame<DeviceValue>,
+    ) -> RunResult<Vec<DeviceValue>> {
         self.attribute_to(stmt.span);
         self.run_element_loop(f, stmt, frame)
     }

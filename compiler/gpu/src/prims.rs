@@ -11,21 +11,26 @@ use std::sync::Arc;
 
 use rowan::TextRange;
 
-use weft_exec::Interrupt;
-use weft_exec::host_flow::{Frame, RunResult, get, internal_at};
-use weft_core::BinaryOp;
-use weft_exec::cpu::{self, ScalarValue};
-use weft_flat::ir::{Function, Op, ReduceOp, Stmt, StmtKind, VarId};
 use crate::runtime::Binding;
+use weft_core::BinaryOp;
 use weft_core::types::Scalar;
+use weft_exec::Interrupt;
+use weft_exec::cpu::{self, ScalarValue};
+use weft_exec::host_flow::{Frame, RunResult, get, internal_at};
+use weft_flat::ir::{Function, Op, ReduceOp, Stmt, StmtKind, VarId};
 use weft_flat::wgsl::{self, LoopKernel, Operand, prims};
 
-use super::value::{DeviceVec, DeviceValue};
+use super::value::{DeviceValue, DeviceVec};
 use super::{GpuMachine, gpu_error};
 
 impl GpuMachine<'_, '_> {
     /// Runs a data-movement, reduction or scan op.
-    pub(super) fn primitive(&mut self, op: &Op, args: &[DeviceValue], span: TextRange) -> RunResult<Option<DeviceValue>> {
+    pub(super) fn primitive(
+        &mut self,
+        op: &Op,
+        args: &[DeviceValue],
+        span: TextRange,
+    ) -> RunResult<Option<DeviceValue>> {
         let a = |k: usize| {
             args.get(k).ok_or_else(|| internal_at(format!("{} is missing operand {k}", op.name()), span))
         };
@@ -382,7 +387,13 @@ impl GpuMachine<'_, '_> {
     }
 
     /// A copy of `dst` with `dst[index[i]] = src[i]`; the last write to a place wins.
-    fn scatter(&mut self, dst: &DeviceValue, index: &DeviceValue, src: &DeviceValue, span: TextRange) -> RunResult<DeviceVec> {
+    fn scatter(
+        &mut self,
+        dst: &DeviceValue,
+        index: &DeviceValue,
+        src: &DeviceValue,
+        span: TextRange,
+    ) -> RunResult<DeviceVec> {
         let (dst, index) = (self.device(dst, span)?, self.device(index, span)?);
         let out = self.alloc(dst.elem, dst.len, span)?;
         self.gpu.copy(&dst.buffer, 0, &out.buffer, 0, dst.bytes());
@@ -412,10 +423,14 @@ impl GpuMachine<'_, '_> {
             return Err(internal_at("an element loop that is not one", span));
         };
         let n = self.host_count(&get(frame, *len, span)?, span)?;
-        let values = |vars: &[VarId]| vars.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>();
+        let values =
+            |vars: &[VarId]| vars.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>();
         let (input_values, init_values, shared_values) = (values(inputs)?, values(init)?, values(shared)?);
         if n == 0 {
-            return state.iter().map(|&s| Ok(DeviceValue::Device(self.alloc(f.ty(s).elem, 0, span)?))).collect();
+            return state
+                .iter()
+                .map(|&s| Ok(DeviceValue::Device(self.alloc(f.ty(s).elem, 0, span)?)))
+                .collect();
         }
         let mut words = vec![0; wgsl::FIRST_SCALAR];
         let mut bindings = Vec::new();

@@ -9,16 +9,16 @@
 
 use rowan::TextRange;
 
-use weft_exec::host_flow::{RunResult, internal_at};
-use weft_exec::cpu::ScalarValue;
-use weft_flat::ir::{ReduceOp, Stmt, StmtKind};
 use weft_core::types::Scalar;
+use weft_exec::cpu::ScalarValue;
+use weft_exec::host_flow::{RunResult, internal_at};
+use weft_flat::ir::{ReduceOp, Stmt, StmtKind};
 use weft_flat::wgsl::FIRST_SCALAR;
 use weft_flat::wgsl::prims::BLOCK;
 use weft_flat::wgsl::sort::{self, DIGIT_BITS, SortKey};
 
 use super::GpuMachine;
-use super::value::{DeviceVec, DeviceValue};
+use super::value::{DeviceValue, DeviceVec};
 
 /// The positions being sorted, with their segment ids when there is more than one segment.
 struct Sorting {

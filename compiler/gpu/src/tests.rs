@@ -24,7 +24,12 @@ fn device() -> Option<Gpu> {
 }
 
 /// `op` (whose operands are variables `0..args.len()`) on the GPU executor.
-fn on_gpu(gpu: &Gpu, op: &Op, args: &[FlatValue], dest: Option<Scalar>) -> Result<Option<FlatValue>, Diagnostic> {
+fn on_gpu(
+    gpu: &Gpu,
+    op: &Op,
+    args: &[FlatValue],
+    dest: Option<Scalar>,
+) -> Result<Option<FlatValue>, Diagnostic> {
     let args = args.iter().map(|a| upload(gpu, a.clone())).collect::<Result<Vec<_>, _>>()?;
     let result = apply(gpu, op, dest, args)?;
     result.map(|r| download(gpu, &r)).transpose()
@@ -331,8 +336,12 @@ fn element_wise_ops_keep_the_interpreters_semantics() {
     }
     // An infinite divisor leaves the dividend as the remainder, as CPython's `fmod` does.
     let finite = FlatValue::vector(Buffer::F32(vec![5.0, -5.0, 7.0, -7.0]));
-    let infinite =
-        FlatValue::vector(Buffer::F32(vec![f32::NEG_INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY]));
+    let infinite = FlatValue::vector(Buffer::F32(vec![
+        f32::NEG_INFINITY,
+        f32::INFINITY,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ]));
     for op in [BinaryOp::FloorDiv, BinaryOp::Mod] {
         let args = [finite.clone(), infinite.clone()];
         check(&gpu, &Op::Binary(op, 0, 1), &args, Some(Scalar::F32), &format!("{op:?} by an infinity"));
@@ -386,8 +395,9 @@ fn a_failing_op_reports_the_interpreters_error() {
             .expect_err("division by zero fails");
     assert_eq!((error.code, error.message.as_str()), (Code::DivisionByZero, "division by zero: 2 // 0"));
     let check = Op::Check(Check::IndexInRange { index: 0, len: 1, written: 0, what: String::new() });
-    let error = on_gpu(&gpu, &check, &[FlatValue::i32s(vec![0, 5, 9]), FlatValue::Scalar(ScalarValue::I32(5))], None)
-        .expect_err("an index out of range fails");
+    let error =
+        on_gpu(&gpu, &check, &[FlatValue::i32s(vec![0, 5, 9]), FlatValue::Scalar(ScalarValue::I32(5))], None)
+            .expect_err("an index out of range fails");
     assert_eq!(error.code, Code::IndexOutOfRange);
     assert_eq!(error.message, "index 5 is out of range for a sequence of length 5");
     let lengths = Op::Check(Check::LengthsEqual { a: 0, b: 1, what: LengthCheck::Equal("zip".into()) });
@@ -575,7 +585,8 @@ fn radix_sort_of_more_than_65535_workgroups() {
     let keys: Vec<i32> = (0..n).map(|_| fastrand::i32(-50_000..50_000)).collect();
     let sort = Op::SegSortPerm { keys: vec![0], segs: Segs { offsets: 1, lengths: 2 } };
     let args = [FlatValue::i32s(keys.clone()), FlatValue::i32s(vec![0]), FlatValue::i32s(vec![n as i32])];
-    let Some(FlatValue::Vector(order)) = on_gpu(&gpu, &sort, &args, Some(Scalar::I32)).expect("the sort runs")
+    let Some(FlatValue::Vector(order)) =
+        on_gpu(&gpu, &sort, &args, Some(Scalar::I32)).expect("the sort runs")
     else {
         panic!("the sort gives a vector")
     };
@@ -597,7 +608,12 @@ fn permutation_check_on_the_device() {
     let Some(gpu) = device() else { return };
     let check_op = Op::Check(Check::Permutation { index: 0, segs: Segs { offsets: 1, lengths: 2 } });
     let run = |index: Vec<i32>, offsets: Vec<i32>, lengths: Vec<i32>| {
-        on_gpu(&gpu, &check_op, &[FlatValue::i32s(index), FlatValue::i32s(offsets), FlatValue::i32s(lengths)], None)
+        on_gpu(
+            &gpu,
+            &check_op,
+            &[FlatValue::i32s(index), FlatValue::i32s(offsets), FlatValue::i32s(lengths)],
+            None,
+        )
     };
     let ok = run(vec![2, 0, 1, 1, 0], vec![0, 3], vec![3, 2]);
     assert!(ok.is_ok(), "two permutations pass: {ok:?}");

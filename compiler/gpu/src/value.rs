@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use weft_exec::cpu::{self, Buffer, ScalarValue};
 use crate::runtime::{Binding, DeviceBuffer};
 use weft_core::types::Scalar;
+use weft_exec::cpu::{self, Buffer, ScalarValue};
 use weft_flat::wgsl::scalar::storage_size;
 
 /// A host scalar, or an array on the device.

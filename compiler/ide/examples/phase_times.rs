@@ -10,12 +10,12 @@ use std::time::Instant;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use salsa::Setter as _;
-use weft_analysis::items::{file_functions, function_body, function_signature};
-use weft_analysis::names::{function_names, top_level_names, top_level_statement_names};
-use weft_analysis::parsed::{parsed_file, syntax_diagnostics};
 use weft_analysis::Database;
 use weft_analysis::SourceFile;
 use weft_analysis::file_diagnostics;
+use weft_analysis::items::{file_functions, function_body, function_signature};
+use weft_analysis::names::{function_names, top_level_names, top_level_statement_names};
+use weft_analysis::parsed::{parsed_file, syntax_diagnostics};
 
 const PHASES: [&str; 12] = [
     "parse",

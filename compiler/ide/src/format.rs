@@ -18,9 +18,9 @@
 //! A file with syntax errors is not formatted: its tree says too little about its layout.
 
 use weft_analysis::db::{Db, SourceFile};
-use weft_syntax::diagnostics::{Code, Diagnostic};
 use weft_analysis::parsed::{parsed_file, syntax_diagnostics};
 use weft_syntax::SyntaxKind::{self, *};
+use weft_syntax::diagnostics::{Code, Diagnostic};
 use weft_syntax::{SyntaxNode, SyntaxToken};
 
 /// The formatted text of `file`, or its syntax errors.

@@ -8,11 +8,11 @@ use rowan::{TextRange, TextSize};
 use super::navigation::top_level_definition;
 use super::{NameAt, Owner, Referent, expr_at, local_at, name_at};
 use weft_analysis::db::{Db, SourceFile};
-use weft_flat::fuse::plan::{FusionPlan, PlanKernel, PlanOp};
 use weft_analysis::infer::{function_index, function_scheme};
 use weft_analysis::items::file_functions;
-use weft_syntax::line_index::LineIndex;
 use weft_analysis::prelude::prelude_doc;
+use weft_flat::fuse::plan::{FusionPlan, PlanKernel, PlanOp};
+use weft_syntax::line_index::LineIndex;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hover {

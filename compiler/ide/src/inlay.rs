@@ -5,8 +5,8 @@ use rowan::{TextRange, TextSize};
 
 use super::Owner;
 use weft_analysis::db::{Db, SourceFile};
-use weft_flat::fuse::plan::FusionPlan;
 use weft_analysis::items::file_functions;
+use weft_flat::fuse::plan::FusionPlan;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InlayKind {

@@ -14,17 +14,16 @@ mod inlay;
 mod navigation;
 mod outline;
 
-
 use weft_analysis::pipeline;
 
 pub use analysis::{Analysis, AnalysisHost, Cancellable, Cancelled};
 pub use weft_analysis::db::{Database, Db, SourceFile};
-pub use weft_flat::fuse::plan::FusionPlan;
-pub use weft_syntax::{Code, Diagnostic, Severity, TextRange, TextSize};
 use weft_analysis::hir::{self, Body, ExprId, LocalId};
 use weft_analysis::items::{Function, file_functions, function_signature};
 use weft_analysis::names::{NameResolution, Resolution, function_names, top_level_statement_names};
 use weft_analysis::parsed::parsed_file;
+pub use weft_flat::fuse::plan::FusionPlan;
+pub use weft_syntax::{Code, Diagnostic, Severity, TextRange, TextSize};
 use weft_syntax::{SyntaxKind, SyntaxToken, identifier_key};
 
 pub use completion::{Completion, CompletionKind, SignatureHelp, completions, signature_help};
@@ -74,7 +73,7 @@ pub fn kernel_sources(
 
 /// Every diagnostic of the file, in source order: what `weft check` prints.
 pub fn diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
-    weft_analysis::file_diagnostics(db, file)
+    weft_analysis::file_diagnostics(db, file).clone()
 }
 
 /// The body a position is in: one top-level function, or the top-level statements.

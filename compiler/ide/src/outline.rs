@@ -84,9 +84,7 @@ fn is_target(element: &rowan::NodeOrToken<SyntaxNode, weft_syntax::SyntaxToken>)
     else {
         return false;
     };
-    weft_syntax::ast::targets(&statement)
-        .iter()
-        .any(|t| t.text_range().contains_range(element.text_range()))
+    weft_syntax::ast::targets(&statement).iter().any(|t| t.text_range().contains_range(element.text_range()))
 }
 
 fn def_symbol(node: &SyntaxNode, base: TextSize) -> Option<Symbol> {

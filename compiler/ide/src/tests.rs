@@ -33,17 +33,15 @@ fn range(needle: &str, nth: usize) -> TextRange {
 fn hover_gives_types_shapes_docs_and_the_kernel() {
     let db = Database::default();
     let f = file(&db, PROGRAM);
-    let prods = hover(&db, f, at("prods", 0, 2), fusion_plan(&db, f).as_ref()).expect("hover on a local");
+    let prods = hover(&db, f, at("prods", 0, 2), fusion_plan(&db, f)).expect("hover on a local");
     assert!(prods.markdown.contains("prods: [") && prods.markdown.contains("; len(xs)]"), "{prods:?}");
     assert_eq!(prods.range, range("prods", 0));
-    let sum =
-        hover(&db, f, at("sum", 0, 1), fusion_plan(&db, f).as_ref()).expect("hover on a prelude function");
+    let sum = hover(&db, f, at("sum", 0, 1), fusion_plan(&db, f)).expect("hover on a prelude function");
     assert!(sum.markdown.contains("sum(xs: [a]) -> a"), "{sum:?}");
     assert!(sum.markdown.contains("kernel `k"), "a reduction names its kernel: {sum:?}");
-    let dot = hover(&db, f, at("dot", 0, 1), fusion_plan(&db, f).as_ref()).expect("hover on a function");
+    let dot = hover(&db, f, at("dot", 0, 1), fusion_plan(&db, f)).expect("hover on a function");
     assert!(dot.markdown.contains("def dot:"), "{dot:?}");
-    let a =
-        hover(&db, f, at("a = ", 0, 0), fusion_plan(&db, f).as_ref()).expect("hover on a top-level binding");
+    let a = hover(&db, f, at("a = ", 0, 0), fusion_plan(&db, f)).expect("hover on a top-level binding");
     assert!(a.markdown.contains("a: [f32; 100]"), "{a:?}");
     let read = hover(&db, f, at("dot(a", 0, 4), None).expect("hover on a top-level read");
     assert!(read.markdown.contains("a: [f32; 100]"), "{read:?}");
@@ -89,7 +87,7 @@ fn inlay_hints_give_types_shapes_and_kernels_and_each_switches_off() {
     let db = Database::default();
     let f = file(&db, PROGRAM);
     let all = TextRange::up_to(TextSize::of(PROGRAM));
-    let hints = inlay_hints(&db, f, all, InlayOptions::default(), fusion_plan(&db, f).as_ref());
+    let hints = inlay_hints(&db, f, all, InlayOptions::default(), fusion_plan(&db, f));
     assert!(hints.iter().any(|h| h.kind == InlayKind::Shape && h.label == ": [f32; 100]"), "{hints:?}");
     assert!(hints.iter().any(|h| h.kind == InlayKind::Kernel && h.label.starts_with("⟨k")), "{hints:?}");
     assert!(
@@ -101,7 +99,7 @@ fn inlay_hints_give_types_shapes_and_kernels_and_each_switches_off() {
         f,
         all,
         InlayOptions { types: true, shapes: false, kernels: false },
-        fusion_plan(&db, f).as_ref(),
+        fusion_plan(&db, f),
     );
     assert!(types_only.iter().all(|h| h.kind == InlayKind::Type), "{types_only:?}");
     assert!(types_only.iter().any(|h| h.label == ": [f32]"), "{types_only:?}");
@@ -158,7 +156,7 @@ fn every_feature_survives_every_offset_of_broken_text() {
     let f = file(&db, text);
     for offset in 0..=text.len() as u32 + 2 {
         let offset = TextSize::from(offset);
-        let _ = hover(&db, f, offset, fusion_plan(&db, f).as_ref());
+        let _ = hover(&db, f, offset, fusion_plan(&db, f));
         let _ = definition(&db, f, offset);
         let _ = references(&db, f, offset);
         let _ = rename(&db, f, offset, "renamed");
@@ -171,7 +169,7 @@ fn every_feature_survives_every_offset_of_broken_text() {
         f,
         TextRange::up_to(TextSize::of(text)),
         InlayOptions::default(),
-        fusion_plan(&db, f).as_ref(),
+        fusion_plan(&db, f),
     );
     let _ = document_symbols(&db, f);
     let _ = folding_ranges(&db, f);

@@ -15,10 +15,10 @@ use std::time::Duration;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use weft_exec::cpu::{self, Buffer, ScalarValue, FlatValue};
-use weft_flat::flatten::{InnerSchedule, Options};
+use weft_exec::cpu::{self, Buffer, FlatValue, ScalarValue};
 use weft_exec::interp::data::{random_f32, random_i32};
 use weft_exec::interp::ops::erf_f32;
+use weft_flat::flatten::{InnerSchedule, Options};
 use weft_flat::ir;
 
 mod common;

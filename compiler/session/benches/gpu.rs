@@ -15,21 +15,21 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use weft_core::BinaryOp;
-use weft_exec::cpu::{self, Buffer, Counters, FlatValue};
-use weft_flat::flatten::InnerSchedule;
-use weft_gpu::{self, DeviceValue};
-use weft_flat::ir::{Op, ReduceOp};
-use weft_gpu::runtime::{Binding, DeviceBuffer, Gpu};
-use weft_core::types::Scalar;
-use weft_flat::wgsl::prims::{BLOCK, ITEMS};
-use weft_flat::wgsl::{Access, Kernel};
 use weft_analysis::Database;
 use weft_analysis::SourceFile;
 use weft_analysis::pipeline;
-use weft_flat::fuse;
+use weft_core::BinaryOp;
+use weft_core::types::Scalar;
+use weft_exec::cpu::{self, Buffer, Counters, FlatValue};
 use weft_exec::interp;
+use weft_flat::flatten::InnerSchedule;
+use weft_flat::fuse;
 use weft_flat::ir;
+use weft_flat::ir::{Op, ReduceOp};
+use weft_flat::wgsl::prims::{BLOCK, ITEMS};
+use weft_flat::wgsl::{Access, Kernel};
+use weft_gpu::runtime::{Binding, DeviceBuffer, Gpu};
+use weft_gpu::{self as gpu, DeviceValue};
 
 const RUNS: usize = 9;
 const N: usize = 1 << 22;
@@ -528,7 +528,8 @@ fn sort(gpu: &Gpu) {
     for (range, lo, hi) in [("all of i32", i32::MIN, i32::MAX), ("0..1000", 0, 1000)] {
         let keys: Vec<i32> = (0..SORTED).map(|_| fastrand::i32(lo..hi)).collect();
         let op = Op::SegSortPerm { keys: vec![0], segs: weft_flat::ir::Segs { offsets: 1, lengths: 2 } };
-        let args = [FlatValue::i32s(keys.clone()), FlatValue::i32s(vec![0]), FlatValue::i32s(vec![SORTED as i32])];
+        let args =
+            [FlatValue::i32s(keys.clone()), FlatValue::i32s(vec![0]), FlatValue::i32s(vec![SORTED as i32])];
         let on_device: Vec<DeviceValue> = args.iter().map(|a| device_value(gpu, a.clone())).collect();
         let before = gpu.stats();
         gpu::apply(gpu, &op, Some(Scalar::I32), on_device.clone()).expect("sorts");
@@ -639,11 +640,11 @@ fn check_cost(gpu: &Gpu) {
             .sum();
         let mut cases: Vec<Case<'_>> = vec![
             ("gpu", Box::new(|| drop(gpu::run(gpu, checked, &mut QuietHost).expect("runs")))),
-            ("gpu bare", Box::new(|| drop(gpu::run(gpu, &bare, &mut QuietHost).expect("runs")))),
+            ("gpu bare", Box::new(|| drop(gpu::run(gpu, bare, &mut QuietHost).expect("runs")))),
             ("cpu", Box::new(|| cpu::run(checked, &mut QuietHost, &mut Counters::default()).expect("runs"))),
             (
                 "cpu bare",
-                Box::new(|| cpu::run(&bare, &mut QuietHost, &mut Counters::default()).expect("runs")),
+                Box::new(|| cpu::run(bare, &mut QuietHost, &mut Counters::default()).expect("runs")),
             ),
         ];
         let t = interleaved(&mut cases);

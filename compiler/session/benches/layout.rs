@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use weft_exec::cpu::{self, Counters, Layout};
-use weft_flat::flatten::Options;
 use weft_analysis::Database;
 use weft_analysis::SourceFile;
 use weft_analysis::pipeline;
+use weft_exec::cpu::{self, Counters, Layout};
+use weft_flat::flatten::Options;
 use weft_flat::ir;
 
 // Only the silent host is used here; the timing is interleaved by hand.

@@ -15,14 +15,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use weft_exec::cpu::{self, Buffer, Counters, ScalarValue, FlatValue};
-use weft_exec::interp::data::{random_f32, random_i32};
 use weft_analysis::Database;
 use weft_analysis::SourceFile;
-use weft_analysis::pipeline;
-use weft_session::Backend;
+use weft_exec::cpu::{self, Buffer, Counters, FlatValue, ScalarValue};
+use weft_exec::interp::data::{random_f32, random_i32};
 use weft_flat::flatten;
 use weft_flat::ir;
+use weft_session::Backend;
 
 mod common;
 use common::{NoHost, entry, median};
@@ -140,7 +139,11 @@ fn quicksort(runs: usize) {
     let mut expected = xs.clone();
     expected.sort_unstable();
     match (&out[0], &out[1], &out[2]) {
-        (FlatValue::Scalar(ScalarValue::I32(offset)), FlatValue::Scalar(ScalarValue::I32(len)), FlatValue::Vector(b)) => {
+        (
+            FlatValue::Scalar(ScalarValue::I32(offset)),
+            FlatValue::Scalar(ScalarValue::I32(len)),
+            FlatValue::Vector(b),
+        ) => {
             let Buffer::I32(v) = &**b else { panic!("quicksort gives i32") };
             let (start, len) = (*offset as usize, *len as usize);
             assert!(v[start..start + len] == expected[..], "quicksort sorts");

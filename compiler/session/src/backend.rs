@@ -50,7 +50,8 @@ pub fn default_backend(db: &dyn Db, file: SourceFile, device: &mut DeviceSlot) -
         }
         _ if device.get().is_ok_and(|gpu| !gpu.is_cpu()) => (Backend::Gpu, None),
         _ => {
-            let notice = "running on the cpu executor (no GPU adapter other than a CPU one; --backend gpu uses it)";
+            let notice =
+                "running on the cpu executor (no GPU adapter other than a CPU one; --backend gpu uses it)";
             (Backend::Cpu, Some(notice.to_string()))
         }
     }

@@ -66,7 +66,12 @@ impl Default for Session {
 
 impl Session {
     pub fn new(device: DeviceSlot) -> Session {
-        Session { db: Database::default(), device, interrupt: Interrupt::default(), directory: PathBuf::new() }
+        Session {
+            db: Database::default(),
+            device,
+            interrupt: Interrupt::default(),
+            directory: PathBuf::new(),
+        }
     }
 
     pub fn db(&self) -> &Database {
@@ -125,7 +130,7 @@ impl Session {
                     let text = profile_text(&report, Some(&gpu.describe()), file.text(&self.db));
                     (host.events)(Event::Profile(text));
                 }
-                Ok(RunReport::Gpu(report))
+                Ok(RunReport::Gpu(Box::new(report)))
             }
             other => run_on_host(&self.db, file, other, options, &mut host),
         }
@@ -147,6 +152,10 @@ impl Session {
         events: &mut (dyn FnMut(Event) + Send),
     ) -> Result<SessionValue, RunError> {
         self.interrupt.clear();
+        let gpu = match backend {
+            Backend::Gpu => Some(self.device.get().map_err(|e| RunError::NoDevice(e.0))?),
+            _ => None,
+        };
         let core = pipeline::core_program(&self.db, file).map_err(RunError::Compile)?;
         let types: Vec<_> = args.iter().map(|a| a.ty.clone()).collect();
         let specialised = |f: &weft_core::Function| {
@@ -158,31 +167,35 @@ impl Session {
             let shown: Vec<String> = types.iter().map(ToString::to_string).collect();
             let why = format!("no function `{entry}` takes ({})", shown.join(", "));
             let help = "a function is compiled for the argument types the file itself calls it with";
-            return Err(RunError::Runtime(Diagnostic::new(Code::InvalidArgument, TextRange::default(), why).with_help(help)));
+            return Err(RunError::Runtime(
+                Diagnostic::new(Code::InvalidArgument, TextRange::default(), why).with_help(help),
+            ));
         };
         let ret = core.functions[func].ret.clone();
         let mut host = EventHost { events, interrupt: self.interrupt.clone(), directory: &self.directory };
-        let repr = match backend {
-            Backend::Interp => {
+        let repr = match (backend, gpu) {
+            (Backend::Interp, _) => {
                 let args = args.iter().map(|a| self.nested(a)).collect::<Result<Vec<_>, _>>()?;
                 let result = interp::call(core, func as u32, args, &mut host).map_err(RunError::Runtime)?;
                 Repr::Nested(result)
             }
-            Backend::Cpu => {
-                let entry = pipeline::entry_program(&self.db, file, func as u32, options).map_err(RunError::Compile)?;
+            (Backend::Cpu, _) | (Backend::Gpu, None) => {
+                let entry = pipeline::entry_program(&self.db, file, func as u32, options)
+                    .map_err(RunError::Compile)?;
                 let mut vars = Vec::new();
                 for arg in &args {
                     vars.extend(self.flat(arg)?);
                 }
                 let mut counters = cpu::Counters::default();
                 let program = &entry.program;
-                let results = cpu::call(program, program.main, vars, &mut host, &mut counters).map_err(RunError::Runtime)?;
+                let results = cpu::call(program, program.main, vars, &mut host, &mut counters)
+                    .map_err(RunError::Runtime)?;
                 Repr::Flat(results)
             }
-            Backend::Gpu => {
-                let gpu = self.device.get().map_err(|e| RunError::NoDevice(e.0))?;
+            (Backend::Gpu, Some(gpu)) => {
                 let options = options.for_gpu(gpu.limits.max_storage_buffers_per_shader_stage);
-                let entry = pipeline::entry_program(&self.db, file, func as u32, options).map_err(RunError::Compile)?;
+                let entry = pipeline::entry_program(&self.db, file, func as u32, options)
+                    .map_err(RunError::Compile)?;
                 let mut vars = Vec::new();
                 for arg in &args {
                     match &arg.repr {
@@ -195,7 +208,8 @@ impl Session {
                     }
                 }
                 let program = &entry.program;
-                let results = weft_gpu::call(&gpu, program, program.main, vars, &mut host).map_err(RunError::Runtime)?;
+                let results = weft_gpu::call(&gpu, program, program.main, vars, &mut host)
+                    .map_err(RunError::Runtime)?;
                 Repr::Device(results)
             }
         };
@@ -203,7 +217,7 @@ impl Session {
     }
 
     /// The value as the interpreter represents it, read back from the device if it is there.
-    pub fn nested(&mut self, value: &SessionValue) -> Result<interp::NestedValue, RunError> {
+    pub fn nested(&self, value: &SessionValue) -> Result<interp::NestedValue, RunError> {
         match &value.repr {
             Repr::Nested(nested) => Ok(nested.clone()),
             _ => {
@@ -214,12 +228,12 @@ impl Session {
     }
 
     /// The value as it prints (`print`'s text, without the newline).
-    pub fn display(&mut self, value: &SessionValue) -> Result<String, RunError> {
+    pub fn display(&self, value: &SessionValue) -> Result<String, RunError> {
         Ok(interp::print::format_value(&self.nested(value)?))
     }
 
     /// The event that shows a value: its text, type and shape.
-    pub fn describe(&mut self, value: &SessionValue) -> Result<Event, RunError> {
+    pub fn describe(&self, value: &SessionValue) -> Result<Event, RunError> {
         let nested = self.nested(value)?;
         Ok(Event::Value {
             text: interp::print::format_value(&nested),
@@ -229,7 +243,7 @@ impl Session {
     }
 
     /// The value's flat variables on the host.
-    fn flat(&mut self, value: &SessionValue) -> Result<Vec<cpu::FlatValue>, RunError> {
+    fn flat(&self, value: &SessionValue) -> Result<Vec<cpu::FlatValue>, RunError> {
         match &value.repr {
             Repr::Nested(nested) => Ok(cpu::value_to_vars(&value.ty, nested)),
             Repr::Flat(vars) => Ok(vars.clone()),

@@ -27,7 +27,7 @@ pub enum RunReport {
     #[default]
     Interp,
     Cpu(cpu::Counters),
-    Gpu(weft_gpu::Report),
+    Gpu(Box<weft_gpu::Report>),
 }
 
 /// Runs a file's top-level statements with the interpreter or the CPU executor. A GPU run
@@ -84,7 +84,7 @@ pub fn run_file(
     match backend {
         Backend::Gpu => {
             let gpu = weft_gpu::shared_gpu().map_err(|e| RunError::NoDevice(e.0))?;
-            run_gpu(db, file, options, gpu, false, host).map(RunReport::Gpu)
+            run_gpu(db, file, options, gpu, false, host).map(|report| RunReport::Gpu(Box::new(report)))
         }
         other => run_on_host(db, file, other, options, host),
     }
@@ -102,7 +102,7 @@ impl RunReport {
     /// The GPU executor's report, for a GPU run.
     pub fn gpu(&self) -> Option<&weft_gpu::Report> {
         match self {
-            RunReport::Gpu(report) => Some(report),
+            RunReport::Gpu(report) => Some(report.as_ref()),
             _ => None,
         }
     }

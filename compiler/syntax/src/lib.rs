@@ -9,12 +9,12 @@
 //! It is a pure function from text to `(tree, errors)`, and parsing never fails.
 
 pub mod ast;
-pub mod diagnostics;
-pub mod line_index;
 mod build;
+pub mod diagnostics;
 mod green;
 mod kind;
 pub mod lex;
+pub mod line_index;
 mod parse;
 pub mod validate;
 

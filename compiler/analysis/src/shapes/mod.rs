@@ -26,12 +26,12 @@ use rustc_hash::FxHashSet as HashSet;
 pub use symbolic::{Atom, AtomId, Linear};
 
 use crate::db::{Db, SourceFile};
-use weft_syntax::diagnostics::Diagnostic;
 use crate::hir::{self, ExprId};
 use crate::infer::{function_index, function_types, top_level_types};
 use crate::items::{Function, file_functions};
-use weft_syntax::line_index::LineIndex;
 use weft_core::types::Type;
+use weft_syntax::diagnostics::Diagnostic;
+use weft_syntax::line_index::LineIndex;
 
 /// A sequence's length: symbolic, or varying between the elements of an enclosing sequence
 /// (which makes that sequence irregular).

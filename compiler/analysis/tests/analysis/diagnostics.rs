@@ -7,9 +7,9 @@ use crate::common;
 use std::path::{Path, PathBuf};
 
 use expect_test::expect_file;
+use weft_analysis::Database;
 use weft_analysis::check::{CheckConfig, OutputFormat, check_sources};
 use weft_syntax::Code;
-use weft_analysis::Database;
 
 fn diagnostic_programs() -> Vec<PathBuf> {
     common::weft_programs(&["compiler/tests/data/diagnostics"])

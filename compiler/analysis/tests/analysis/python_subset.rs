@@ -8,11 +8,11 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use weft_analysis::parsed::syntax_diagnostics;
-use weft_syntax::Code;
 use weft_analysis::Database;
 use weft_analysis::SourceFile;
 use weft_analysis::decode_source;
+use weft_analysis::parsed::syntax_diagnostics;
+use weft_syntax::Code;
 
 /// For each program, whether CPython's `ast.parse` accepts it.
 fn cpython_accepts(programs: &[PathBuf]) -> Vec<bool> {

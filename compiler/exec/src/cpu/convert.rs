@@ -11,7 +11,7 @@ use crate::interp::{self};
 use weft_core::types::{Scalar, Type};
 
 use super::progression::Progression;
-use super::value::{Buffer, ScalarValue, FlatValue};
+use super::value::{Buffer, FlatValue, ScalarValue};
 
 /// The IR variables of a single (host) value of type `ty`, in the order `layout(ty, false)`
 /// lists them.

@@ -11,7 +11,7 @@ use weft_core::BinaryOp;
 use weft_flat::ir::{Block, Check, Op, StmtKind, VarId};
 
 use super::kernels;
-use super::value::{Buffer, ScalarValue, FlatValue};
+use super::value::{Buffer, FlatValue, ScalarValue};
 use super::{RunResult, at, internal_at};
 use crate::Interrupt;
 
@@ -34,7 +34,12 @@ type Frame = Vec<Option<ScalarValue>>;
 impl Loop<'_> {
     /// Runs `n` elements: their final states as vectors, and the iterations run in all. The
     /// first failing element, in element order, gives the error.
-    pub fn run(&self, n: usize, inputs: &[FlatValue], init: &[FlatValue]) -> RunResult<(Vec<FlatValue>, u64)> {
+    pub fn run(
+        &self,
+        n: usize,
+        inputs: &[FlatValue],
+        init: &[FlatValue],
+    ) -> RunResult<(Vec<FlatValue>, u64)> {
         // The first failing element so far: later elements stop, so that one that would never
         // end cannot hang a program the interpreter stops with an earlier element's error.
         let first_failure = AtomicUsize::new(usize::MAX);

@@ -10,14 +10,14 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use weft_core::{BinaryOp, Literal, UnaryOp};
-use weft_syntax::diagnostics::Code;
 use crate::interp;
 use crate::interp::ops::{Fail, fail};
-use weft_flat::ir::{Check, LengthCheck, MathFn, Op, ReduceOp};
 use weft_core::types::Scalar;
+use weft_core::{BinaryOp, Literal, UnaryOp};
+use weft_flat::ir::{Check, LengthCheck, MathFn, Op, ReduceOp};
+use weft_syntax::diagnostics::Code;
 
-use super::value::{Buffer, Elem, ScalarValue, FlatValue, each_buffer, each_scalar_type};
+use super::value::{Buffer, Elem, FlatValue, ScalarValue, each_buffer, each_scalar_type};
 
 /// Vectors shorter than this are processed sequentially.
 pub const PAR_THRESHOLD: usize = 16_384;
@@ -342,7 +342,13 @@ macro_rules! float_binary {
 float_binary!(binary_f32, f32, interp::ops::divmod_f32, interp::ops::pow_f32);
 float_binary!(binary_f64, f64, interp::ops::divmod_f64, interp::ops::pow_f64);
 
-fn binary_bool(op: BinaryOp, shape: Option<usize>, n: usize, a: Arg<bool>, b: Arg<bool>) -> KResult<FlatValue> {
+fn binary_bool(
+    op: BinaryOp,
+    shape: Option<usize>,
+    n: usize,
+    a: Arg<bool>,
+    b: Arg<bool>,
+) -> KResult<FlatValue> {
     use BinaryOp::*;
     match op {
         BitAnd => out(shape, map2(n, a, b, |x, y| x & y)),
@@ -833,7 +839,11 @@ pub fn reduce(op: ReduceOp, src: &FlatValue) -> KResult<FlatValue> {
 }
 
 /// The ranges of a segment descriptor over a vector of `n` elements.
-fn seg_ranges<'a>(offsets: &FlatValue, lengths: &'a FlatValue, n: usize) -> KResult<(Vec<Range<usize>>, &'a [i32])> {
+fn seg_ranges<'a>(
+    offsets: &FlatValue,
+    lengths: &'a FlatValue,
+    n: usize,
+) -> KResult<(Vec<Range<usize>>, &'a [i32])> {
     let offsets = vector::<i32>(offsets)?;
     let lengths = vector::<i32>(lengths)?;
     if offsets.len() != lengths.len() {
@@ -888,7 +898,12 @@ pub fn seg_reduce_strided(
     })
 }
 
-pub fn seg_reduce(op: ReduceOp, src: &FlatValue, offsets: &FlatValue, lengths: &FlatValue) -> KResult<FlatValue> {
+pub fn seg_reduce(
+    op: ReduceOp,
+    src: &FlatValue,
+    offsets: &FlatValue,
+    lengths: &FlatValue,
+) -> KResult<FlatValue> {
     let b = buffer(src)?;
     let (ranges, _) = seg_ranges(offsets, lengths, b.len())?;
     each_buffer!(b, xs, T, {
@@ -927,7 +942,12 @@ fn arg_extreme<T: Elem>(xs: &[T], max: bool) -> usize {
     found.map_or(0, |(i, _)| i)
 }
 
-pub fn seg_arg_extreme(max: bool, src: &FlatValue, offsets: &FlatValue, lengths: &FlatValue) -> KResult<FlatValue> {
+pub fn seg_arg_extreme(
+    max: bool,
+    src: &FlatValue,
+    offsets: &FlatValue,
+    lengths: &FlatValue,
+) -> KResult<FlatValue> {
     let b = buffer(src)?;
     let (ranges, _) = seg_ranges(offsets, lengths, b.len())?;
     each_buffer!(b, xs, T, {

@@ -20,16 +20,16 @@ use std::collections::{BTreeMap, HashMap};
 
 use rowan::TextRange;
 
-use crate::host_flow::{Frame, Machine, RunResult, Walker, get, internal_at, set};
-use weft_syntax::diagnostics::{Code, Diagnostic};
 use crate::Interrupt;
+use crate::host_flow::{Frame, Machine, RunResult, Walker, get, internal_at, set};
 use crate::interp::Host;
 use crate::interp::ops::Fail;
-use weft_flat::ir::{FuncId, Function, Op, Program, Stmt, StmtKind, VarId};
 use weft_core::types::{Scalar, Type};
+use weft_flat::ir::{FuncId, Function, Op, Program, Stmt, StmtKind, VarId};
+use weft_syntax::diagnostics::{Code, Diagnostic};
 
 pub use self::convert::{try_vars_to_value, value_to_vars, vars_to_value};
-pub use self::value::{Buffer, ScalarValue, FlatValue};
+pub use self::value::{Buffer, FlatValue, ScalarValue};
 
 pub use crate::host_flow::MAX_CALL_DEPTH;
 
@@ -153,7 +153,12 @@ impl Machine for CpuMachine<'_> {
         result.map_err(|e| at(e, span))
     }
 
-    fn element_loop(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<FlatValue>) -> RunResult<Vec<FlatValue>> {
+    fn element_loop(
+        &mut self,
+        f: &Function,
+        stmt: &Stmt,
+        frame: &mut Frame<FlatValue>,
+    ) -> RunResult<Vec<FlatValue>> {
         let (results, iterations) = element_loop_stmt(stmt, f.vars.len(), frame, &self.interrupt)?;
         self.counters.element_loop_iterations += iterations;
         Ok(results)
@@ -220,7 +225,8 @@ pub fn statement_error(stmt: &Stmt, vars: usize, frame: &Frame<FlatValue>) -> Ru
             for member in &kernel.body {
                 if let StmtKind::Op { dest, op } = &member.kind {
                     let operands = op.operands();
-                    let args = operands.iter().map(|&v| get(&local, v, member.span).map(FlatValue::materialized));
+                    let args =
+                        operands.iter().map(|&v| get(&local, v, member.span).map(FlatValue::materialized));
                     let args = args.collect::<RunResult<Vec<_>>>()?;
                     let result = kernels::run_op(op, &args).map_err(|e| at(e, member.span))?;
                     if let (Some(d), Some(value)) = (dest, result) {

@@ -17,7 +17,7 @@ use weft_core::BinaryOp;
 use weft_flat::ir::{Op, ReduceOp};
 
 use super::kernels::{self, KResult};
-use super::value::{ScalarValue, FlatValue};
+use super::value::{FlatValue, ScalarValue};
 
 /// `start + step * i` for `i` in `0..len`, in wrapping `i32` arithmetic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,8 +232,11 @@ mod tests {
         for (offsets, lengths) in
             [(p(0, 6, 4), p(6, 0, 4)), (p(2, 0, 5), p(3, 0, 5)), (p(0, 0, 3), p(0, 0, 3))]
         {
-            let op =
-                Op::SegReduce { op: ReduceOp::Add, src: 0, segs: weft_flat::ir::Segs { offsets: 1, lengths: 2 } };
+            let op = Op::SegReduce {
+                op: ReduceOp::Add,
+                src: 0,
+                segs: weft_flat::ir::Segs { offsets: 1, lengths: 2 },
+            };
             let args = vec![src.clone(), offsets, lengths];
             let fast = run_op(&op, &args).expect("handled").expect("runs");
             let slow =

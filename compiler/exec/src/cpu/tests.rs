@@ -6,11 +6,11 @@ use rowan::{TextRange, TextSize};
 
 use super::*;
 use crate::host_flow::Liveness;
-use weft_core::{BinaryOp, Literal};
 use crate::interp;
 use crate::interp::print::format_value;
-use weft_flat::ir::{Block, Check, Function, IrType, MathFn, PrintItem, ReduceOp, Segs, VarInfo};
 use weft_core::types::Scalar;
+use weft_core::{BinaryOp, Literal};
+use weft_flat::ir::{Block, Check, Function, IrType, MathFn, PrintItem, ReduceOp, Segs, VarInfo};
 
 struct TestHost {
     out: String,
@@ -265,8 +265,10 @@ fn moving_data() {
     let scattered = b.op(vi32(), Op::Scatter { dst: src, index: idx, src: seven });
     let len = b.op(si32(), Op::Length(src));
     let f = b.finish("f", vec![packed, gathered, one, scattered, len]);
-    let out =
-        ok1(f, vec![i32s(&[10, 20, 30, 40]), FlatValue::bools(vec![true, false, false, true]), i32s(&[3, 0, 3])]);
+    let out = ok1(
+        f,
+        vec![i32s(&[10, 20, 30, 40]), FlatValue::bools(vec![true, false, false, true]), i32s(&[3, 0, 3])],
+    );
     assert_eq!(out[0], i32s(&[10, 40]));
     assert_eq!(out[1], i32s(&[40, 10, 40]));
     assert_eq!(out[2], FlatValue::Scalar(ScalarValue::I32(30)));
@@ -419,7 +421,8 @@ fn print_nested_sequences_and_tuples_like_the_interpreter() {
 #[test]
 fn conversion_round_trips() {
     let s = |v: Vec<i32>| interp::NestedValue::Seq(interp::Seq::i32s(v));
-    let nested = interp::NestedValue::Seq(interp::Seq::from_values(vec![s(vec![1, 2]), s(vec![]), s(vec![3])]));
+    let nested =
+        interp::NestedValue::Seq(interp::Seq::from_values(vec![s(vec![1, 2]), s(vec![]), s(vec![3])]));
     let ty = Type::Tuple(vec![Type::I32, Type::seq(Type::seq(Type::I32))]);
     let value = interp::NestedValue::tuple(vec![interp::NestedValue::I32(4), nested]);
     let vars = value_to_vars(&ty, &value);
@@ -465,7 +468,11 @@ fn checks_give_the_interpreter_messages() {
         ),
         (
             Check::PartitionLengths { lengths: 0, sums: 1, totals: 2 },
-            vec![i32s(&[1, 2]), FlatValue::Scalar(ScalarValue::I32(3)), FlatValue::Scalar(ScalarValue::I32(4))],
+            vec![
+                i32s(&[1, 2]),
+                FlatValue::Scalar(ScalarValue::I32(3)),
+                FlatValue::Scalar(ScalarValue::I32(4)),
+            ],
             Code::LengthMismatch,
             "partition lengths sum to 3, but the sequence has 4 elements",
         ),

@@ -417,23 +417,23 @@ macro_rules! each_buffer {
 macro_rules! each_scalar_type {
     ($ty:expr, $T:ident, $body:expr) => {
         match $ty {
-            $crate::types::Scalar::Bool => {
+            weft_core::types::Scalar::Bool => {
                 type $T = bool;
                 $body
             }
-            $crate::types::Scalar::I32 => {
+            weft_core::types::Scalar::I32 => {
                 type $T = i32;
                 $body
             }
-            $crate::types::Scalar::I64 => {
+            weft_core::types::Scalar::I64 => {
                 type $T = i64;
                 $body
             }
-            $crate::types::Scalar::F32 => {
+            weft_core::types::Scalar::F32 => {
                 type $T = f32;
                 $body
             }
-            $crate::types::Scalar::F64 => {
+            weft_core::types::Scalar::F64 => {
                 type $T = f64;
                 $body
             }

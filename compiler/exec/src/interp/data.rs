@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
-use weft_syntax::diagnostics::Code;
 use weft_core::types::{Scalar, Type};
+use weft_syntax::diagnostics::Code;
 
 use super::ops::{Fail, fail};
-use super::value::{Data, Seq, SeqBuilder, NestedValue};
+use super::value::{Data, NestedValue, Seq, SeqBuilder};
 
 /// The "lowbias32" integer hash of docs/language.md, "Random data".
 pub fn mix32(mut x: u32) -> u32 {
@@ -161,12 +161,15 @@ fn nest(flat: Seq, shape: &[usize]) -> Seq {
     }
     let last = shape[k - 1];
     let rows: usize = shape[..k - 1].iter().product();
-    let mut level: Vec<NestedValue> = (0..rows).map(|r| NestedValue::Seq(flat.window(r * last, last))).collect();
+    let mut level: Vec<NestedValue> =
+        (0..rows).map(|r| NestedValue::Seq(flat.window(r * last, last))).collect();
     for j in (1..k - 1).rev() {
         let dim = shape[j];
         let groups: usize = shape[..j].iter().product();
         level = (0..groups)
-            .map(|g| NestedValue::Seq(Seq::from_data(Data::Values(level[g * dim..(g + 1) * dim].to_vec().into()))))
+            .map(|g| {
+                NestedValue::Seq(Seq::from_data(Data::Values(level[g * dim..(g + 1) * dim].to_vec().into())))
+            })
             .collect();
     }
     Seq::from_data(Data::Values(level.into()))

@@ -26,7 +26,7 @@ use weft_core::{Callee, Expr, ExprId, FuncId, Function, Literal, Pattern, PrintA
 use weft_syntax::diagnostics::{Code, Diagnostic};
 
 use self::ops::Fail;
-pub use self::value::{Seq, NestedValue};
+pub use self::value::{NestedValue, Seq};
 
 /// What the interpreter needs from the outside world. The front end implements it: `weft run`
 /// writes to stdout and reads files, the tests collect output in a string.
@@ -313,7 +313,9 @@ impl<'p> Interp<'p, '_> {
                     }
                 };
                 let (start, stop, step) = (part(start)?, part(stop)?, part(step)?);
-                let NestedValue::Seq(seq) = seq else { return Err(ill_typed(f, id, "a slice of a non-sequence")) };
+                let NestedValue::Seq(seq) = seq else {
+                    return Err(ill_typed(f, id, "a slice of a non-sequence"));
+                };
                 prelude::slice(&seq, start, stop, step).map(NestedValue::Seq).map_err(|e| at(e, span()))
             }
             Expr::Prim { prim, args, funcs } => {

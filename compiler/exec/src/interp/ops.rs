@@ -7,11 +7,11 @@
 
 use std::cmp::Ordering;
 
+use weft_core::types::Scalar;
 use weft_core::{BinaryOp, UnaryOp};
 use weft_syntax::diagnostics::Code;
-use weft_core::types::Scalar;
 
-use super::value::{Elems, Seq, NestedValue};
+use super::value::{Elems, NestedValue, Seq};
 
 /// A run-time error before it gets its span.
 #[derive(Debug, Clone, PartialEq)]
@@ -394,7 +394,11 @@ pub fn abs(v: &NestedValue) -> Result<NestedValue, Fail> {
 }
 
 /// A float function of one argument, applied in the argument's own type.
-pub fn float_unary(v: &NestedValue, f32_fn: fn(f32) -> f32, f64_fn: fn(f64) -> f64) -> Result<NestedValue, Fail> {
+pub fn float_unary(
+    v: &NestedValue,
+    f32_fn: fn(f32) -> f32,
+    f64_fn: fn(f64) -> f64,
+) -> Result<NestedValue, Fail> {
     match *v {
         NestedValue::F32(x) => Ok(NestedValue::F32(f32_fn(x))),
         NestedValue::F64(x) => Ok(NestedValue::F64(f64_fn(x))),

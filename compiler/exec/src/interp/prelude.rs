@@ -7,14 +7,14 @@
 
 use std::sync::Arc;
 
+use weft_core::types::Type;
 use weft_core::{BinaryOp, ExprId, FuncId, Prim};
 use weft_syntax::diagnostics::Code;
-use weft_core::types::Type;
 
 use super::data;
 use super::ops::{self, Fail, fail, ill_typed, total_cmp};
-use super::value::{Data, Elems, Seq, SeqBuilder, NestedValue};
-use super::{Frame, Interp, EvalResult, at, resolve_index};
+use super::value::{Data, Elems, NestedValue, Seq, SeqBuilder};
+use super::{EvalResult, Frame, Interp, at, resolve_index};
 
 /// The longest sequence there can be: `len` gives an `i32`.
 const MAX_LEN: usize = i32::MAX as usize;
@@ -643,7 +643,10 @@ mod tests {
     #[test]
     fn sequence_operations() {
         let ti = || Type::seq(Type::I32);
-        assert_eq!(ok(Prim::Range, vec![NestedValue::I32(2), NestedValue::I32(-7), NestedValue::I32(-3)], ti()), "[2, -1, -4]");
+        assert_eq!(
+            ok(Prim::Range, vec![NestedValue::I32(2), NestedValue::I32(-7), NestedValue::I32(-3)], ti()),
+            "[2, -1, -4]"
+        );
         assert_eq!(ok(Prim::Range, vec![NestedValue::I32(-3)], ti()), "[]");
         assert_eq!(
             code(Prim::Range, vec![NestedValue::I32(0), NestedValue::I32(5), NestedValue::I32(0)], ti()),
@@ -660,8 +663,14 @@ mod tests {
         assert_eq!(ok(Prim::Flatten, vec![nested.clone()], ti()), "[1, 2, 3]");
         assert_eq!(ok(Prim::Lengths, vec![nested], ti()), "[2, 0, 1]");
         assert_eq!(ok(Prim::Reverse, vec![i32s(&[1, 2, 3])], ti()), "[3, 2, 1]");
-        assert_eq!(ok(Prim::Replicate, vec![NestedValue::F32(1.0), NestedValue::I32(3)], ti()), "[1.0, 1.0, 1.0]");
-        assert_eq!(code(Prim::Replicate, vec![NestedValue::I32(1), NestedValue::I32(-1)], ti()), Code::InvalidArgument);
+        assert_eq!(
+            ok(Prim::Replicate, vec![NestedValue::F32(1.0), NestedValue::I32(3)], ti()),
+            "[1.0, 1.0, 1.0]"
+        );
+        assert_eq!(
+            code(Prim::Replicate, vec![NestedValue::I32(1), NestedValue::I32(-1)], ti()),
+            Code::InvalidArgument
+        );
         assert_eq!(ok(Prim::Gather, vec![i32s(&[10, 20, 30]), i32s(&[2, -3, 2])], ti()), "[30, 10, 30]");
         assert_eq!(code(Prim::Gather, vec![i32s(&[10]), i32s(&[1])], ti()), Code::IndexOutOfRange);
         let scatter = vec![i32s(&[7, 8]), i32s(&[2, 0]), i32s(&[0, 0, 0])];
@@ -721,10 +730,16 @@ mod tests {
         assert_eq!(ok(Prim::Sqrt, vec![NestedValue::F64(-1.0)], Type::F32), "nan");
         assert_eq!(ok(Prim::Log, vec![NestedValue::F32(0.0)], Type::F32), "-inf");
         assert_eq!(ok(Prim::Pow, vec![NestedValue::I32(3), NestedValue::I32(4)], Type::I32), "81");
-        assert_eq!(code(Prim::Pow, vec![NestedValue::I32(3), NestedValue::I32(-1)], Type::I32), Code::InvalidArgument);
+        assert_eq!(
+            code(Prim::Pow, vec![NestedValue::I32(3), NestedValue::I32(-1)], Type::I32),
+            Code::InvalidArgument
+        );
         assert_eq!(ok(Prim::Cast(Scalar::I32), vec![NestedValue::F32(-3.9)], Type::I32), "-3");
         assert_eq!(ok(Prim::Cast(Scalar::Bool), vec![NestedValue::I32(2)], Type::BOOL), "True");
         assert_eq!(ok(Prim::Abs, vec![NestedValue::I32(-4)], Type::I32), "4");
-        assert_eq!(ok(Prim::Atan2, vec![NestedValue::F64(1.0), NestedValue::F64(1.0)], Type::I32), "0.7853981633974483");
+        assert_eq!(
+            ok(Prim::Atan2, vec![NestedValue::F64(1.0), NestedValue::F64(1.0)], Type::I32),
+            "0.7853981633974483"
+        );
     }
 }

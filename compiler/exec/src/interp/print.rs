@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::value::{Elems, Seq, NestedValue};
+use super::value::{Elems, NestedValue, Seq};
 
 /// The text of a value, as `print` shows it.
 pub fn format_value(value: &NestedValue) -> String {
@@ -205,7 +205,10 @@ mod tests {
         let v = NestedValue::tuple(vec![
             NestedValue::I32(1),
             NestedValue::F32(2.5),
-            NestedValue::Seq(Seq::from_values(vec![NestedValue::Seq(Seq::i32s(vec![1, -2])), NestedValue::Seq(Seq::empty())])),
+            NestedValue::Seq(Seq::from_values(vec![
+                NestedValue::Seq(Seq::i32s(vec![1, -2])),
+                NestedValue::Seq(Seq::empty()),
+            ])),
             NestedValue::Seq(Seq::bools(vec![true, false])),
             NestedValue::I64(-42),
         ]);

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use rowan::{TextRange, TextSize};
 
 use super::*;
-use weft_core::{BinaryOp, Expr, Function, Literal, Pattern, Prim, PrintArg, Program, Var, VarId};
 use weft_core::types::{Scalar, Type};
+use weft_core::{BinaryOp, Expr, Function, Literal, Pattern, Prim, PrintArg, Program, Var, VarId};
 
 /// Builds one core function; every expression gets its own span, `base + 10 * id`.
 struct Builder {

@@ -2,9 +2,9 @@
 
 use rowan::TextRange;
 
-use weft_core::{BinaryOp, Literal};
 use crate::ir::{self, Check, IrType, Op, Stmt, StmtKind, VarId, VarInfo};
 use weft_core::types::Scalar;
+use weft_core::{BinaryOp, Literal};
 
 /// Builds one IR function. Op results get their types from `ir::op_result`, so a flattening
 /// rule cannot give a variable a type its op does not produce; an ill-typed op is recorded as

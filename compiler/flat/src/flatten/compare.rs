@@ -5,11 +5,11 @@
 //! operators (NaN is unequal to everything), and the total order of `sort`, `min`, `max`,
 //! `argmin` and `argmax` (NaN above every number and equal to itself, `-0.0 == 0.0`).
 
-use weft_core::{BinaryOp, UnaryOp};
 use crate::ir::{Op, ReduceOp, Segs, VarId};
 use weft_core::types::{Scalar, Type};
+use weft_core::{BinaryOp, UnaryOp};
 
-use super::{CtxId, Flattener, FlattenResult, Rep, SeqRep, may_fail};
+use super::{CtxId, FlattenResult, Flattener, Rep, SeqRep, may_fail};
 
 /// Which order a comparison follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +22,14 @@ pub(super) enum Order {
 
 impl Flattener<'_> {
     /// `a op b` on values of type `ty`: arithmetic on scalars, comparisons on any type.
-    pub(super) fn binary(&mut self, op: BinaryOp, ty: &Type, a: &Rep, b: &Rep, ctx: CtxId) -> FlattenResult<VarId> {
+    pub(super) fn binary(
+        &mut self,
+        op: BinaryOp,
+        ty: &Type,
+        a: &Rep,
+        b: &Rep,
+        ctx: CtxId,
+    ) -> FlattenResult<VarId> {
         match (ty, a, b) {
             (Type::Scalar(s), Rep::Leaf(x), Rep::Leaf(y)) => {
                 let mut operands = [*x, *y];
@@ -170,7 +177,14 @@ impl Flattener<'_> {
     }
 
     /// `xs == ys` on sequences: equal lengths, and equal elements where the lengths agree.
-    fn seq_equal(&mut self, order: Order, elem: &Type, xs: &SeqRep, ys: &SeqRep, ctx: CtxId) -> FlattenResult<VarId> {
+    fn seq_equal(
+        &mut self,
+        order: Order,
+        elem: &Type,
+        xs: &SeqRep,
+        ys: &SeqRep,
+        ctx: CtxId,
+    ) -> FlattenResult<VarId> {
         let same_length = self.b.binary(BinaryOp::Eq, xs.lengths, ys.lengths);
         let zero = self.b.i32(0);
         let common = self.b.select(same_length, xs.lengths, zero);

@@ -11,11 +11,11 @@
 //!   their new state back and evaluates their condition again, until no element is active. A
 //!   body with nested parallel work is flattened as in any other context.
 
-use weft_core::{self as core, BinaryOp, Expr, ExprId, Pattern};
 use crate::ir::{self, IrType, Op, ReduceOp, StmtKind, VarId};
 use weft_core::types::{Scalar, Type};
+use weft_core::{self as core, BinaryOp, Expr, ExprId, Pattern};
 
-use super::{CtxId, Flattener, FlattenResult, ROOT, Rep, is_safe, is_scalar_data, is_scalar_math, seqs};
+use super::{CtxId, FlattenResult, Flattener, ROOT, Rep, is_safe, is_scalar_data, is_scalar_math, seqs};
 
 impl<'c> Flattener<'c> {
     #[allow(clippy::too_many_arguments)]

@@ -36,10 +36,10 @@ mod tree;
 use rowan::TextRange;
 use rustc_hash::FxHashMap;
 
-use weft_core::{self as core, BinaryOp, Expr, ExprId, Literal, Pattern, UnaryOp};
-use weft_syntax::diagnostics::{Code, Diagnostic};
 use crate::ir::{self, Block, Check, Op, PrintItem, StmtKind, VarId};
 use weft_core::types::{Scalar, Type};
+use weft_core::{self as core, BinaryOp, Expr, ExprId, Literal, Pattern, UnaryOp};
+use weft_syntax::diagnostics::{Code, Diagnostic};
 
 use self::builder::Builder;
 
@@ -494,7 +494,10 @@ impl<'c> Flattener<'c> {
     }
 
     /// Runs `f` in a nested block; work memoised inside does not outlive it.
-    fn nested_block(&mut self, f: impl FnOnce(&mut Self) -> FlattenResult<Vec<VarId>>) -> FlattenResult<Block> {
+    fn nested_block(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> FlattenResult<Vec<VarId>>,
+    ) -> FlattenResult<Block> {
         let memo = self.memo.clone();
         let mut result = Ok(());
         let block = {
@@ -544,7 +547,9 @@ impl<'c> Flattener<'c> {
         Ok(match func.expr(id) {
             Expr::Literal(literal) => Rep::Leaf(self.b.literal(*literal)),
             Expr::Var(v) => self.read_var(*v, ctx),
-            Expr::Tuple(items) => Rep::Tuple(items.iter().map(|&e| self.expr(e, ctx)).collect::<FlattenResult<_>>()?),
+            Expr::Tuple(items) => {
+                Rep::Tuple(items.iter().map(|&e| self.expr(e, ctx)).collect::<FlattenResult<_>>()?)
+            }
             Expr::List(items) => {
                 let elem_ty = match func.ty(id) {
                     Type::Seq(elem) => (**elem).clone(),
@@ -601,7 +606,8 @@ impl<'c> Flattener<'c> {
                 self.expr(*body, ctx)?
             }
             Expr::Call { func: callee, args } => {
-                let args = args.iter().map(|&a| Ok((self.expr(a, ctx)?, ctx))).collect::<FlattenResult<Vec<_>>>()?;
+                let args =
+                    args.iter().map(|&a| Ok((self.expr(a, ctx)?, ctx))).collect::<FlattenResult<Vec<_>>>()?;
                 if self.recursive[*callee as usize] {
                     self.call_lifted(*callee, args, ctx)?
                 } else {

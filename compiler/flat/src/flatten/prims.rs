@@ -1,10 +1,10 @@
 //! The prelude under flattening: each operation as segmented IR ops, in any context.
 
-use weft_core::{self as core, BinaryOp, Callee, Expr, ExprId, Prim};
 use crate::ir::{Check, LengthCheck, MathFn, Op, ReduceOp, Segs, VarId};
 use weft_core::types::{Scalar, Type};
+use weft_core::{self as core, BinaryOp, Callee, Expr, ExprId, Prim};
 
-use super::{CtxId, Flattener, FlattenResult, Rep, SeqRep, seqs};
+use super::{CtxId, FlattenResult, Flattener, Rep, SeqRep, seqs};
 
 impl<'c> Flattener<'c> {
     pub(super) fn prim(
@@ -44,7 +44,8 @@ impl<'c> Flattener<'c> {
                 self.range(None, n, None, ctx)
             }
             Prim::Map => {
-                let seqs: Vec<SeqRep> = (0..values.len()).map(|i| seq(self, i)).collect::<FlattenResult<_>>()?;
+                let seqs: Vec<SeqRep> =
+                    (0..values.len()).map(|i| seq(self, i)).collect::<FlattenResult<_>>()?;
                 let callee = funcs.first().ok_or_else(|| self.bug("a map without a function"))?;
                 let check = (!func.equal_lengths.contains(&id)).then_some("map");
                 self.map(callee, &seqs, ctx, check)?
@@ -55,7 +56,8 @@ impl<'c> Flattener<'c> {
                 self.filter(callee, &xs, ctx)?
             }
             Prim::Zip => {
-                let seqs: Vec<SeqRep> = (0..values.len()).map(|i| seq(self, i)).collect::<FlattenResult<_>>()?;
+                let seqs: Vec<SeqRep> =
+                    (0..values.len()).map(|i| seq(self, i)).collect::<FlattenResult<_>>()?;
                 let check = (!func.equal_lengths.contains(&id)).then_some("zip");
                 let (_, elems, offsets, lengths) = self.enter(&seqs, ctx, check)?;
                 Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: Rep::Tuple(elems), compact: true }))
@@ -346,7 +348,13 @@ impl<'c> Flattener<'c> {
 
     /// Applies a function to the elements of sequences, in a child context; `check` names the
     /// operation whose lengths are checked equal (`None` when shape analysis proved them).
-    fn map(&mut self, callee: &Callee, seqs: &[SeqRep], ctx: CtxId, check: Option<&str>) -> FlattenResult<Rep> {
+    fn map(
+        &mut self,
+        callee: &Callee,
+        seqs: &[SeqRep],
+        ctx: CtxId,
+        check: Option<&str>,
+    ) -> FlattenResult<Rep> {
         let (child, elems, offsets, lengths) = self.enter(seqs, ctx, check)?;
         let body = self.call_in(callee, elems, ctx, child)?;
         Ok(self.exit(&body, child, offsets, lengths))
@@ -354,7 +362,13 @@ impl<'c> Flattener<'c> {
 
     /// Flattens `callee` in `child` with its captures (evaluated in `ctx`) and `args` (values
     /// of `child`).
-    pub(super) fn call_in(&mut self, callee: &Callee, args: Vec<Rep>, ctx: CtxId, child: CtxId) -> FlattenResult<Rep> {
+    pub(super) fn call_in(
+        &mut self,
+        callee: &Callee,
+        args: Vec<Rep>,
+        ctx: CtxId,
+        child: CtxId,
+    ) -> FlattenResult<Rep> {
         let mut bound = Vec::new();
         for &capture in &callee.captures {
             bound.push((self.expr(capture, ctx)?, ctx));
@@ -426,7 +440,13 @@ impl<'c> Flattener<'c> {
     }
 
     /// `reduce(op, xs, init)`: `op(init, op-fold of xs)`, or `init` for an empty `xs`.
-    fn reduce_with_init(&mut self, ops: &[ReduceOp], xs: &SeqRep, init: &Rep, ctx: CtxId) -> FlattenResult<Rep> {
+    fn reduce_with_init(
+        &mut self,
+        ops: &[ReduceOp],
+        xs: &SeqRep,
+        init: &Rep,
+        ctx: CtxId,
+    ) -> FlattenResult<Rep> {
         let mut leaves = Vec::new();
         scalar_leaves(&xs.elems, &mut leaves);
         let mut inits = Vec::new();

@@ -13,11 +13,11 @@
 //! The host recursion is as deep as the data's recursion tree; the executor bounds it with a
 //! clear error (E0409), as the interpreter does.
 
-use weft_core as core;
 use crate::ir::{self, Block, FuncId, IrType, StmtKind, VarId};
+use weft_core as core;
 use weft_core::types::{Scalar, Type};
 
-use super::{Ctx, CtxId, Flattener, Frame, Memo, FlattenResult, ROOT, Rep, is_scalar_data, prims, seqs};
+use super::{Ctx, CtxId, FlattenResult, Flattener, Frame, Memo, ROOT, Rep, is_scalar_data, prims, seqs};
 
 impl<'c> Flattener<'c> {
     /// Calls the lifted version of recursive `callee` for every element of `ctx`, with
@@ -99,7 +99,14 @@ impl<'c> Flattener<'c> {
     /// code runs `piece` elements at a time, in a host loop, each piece flat. A level's
     /// frontier (every element's open subproblems at that depth, all live at once) is then a
     /// piece's, not the whole input's. The results, numbers and tuples, are concatenated.
-    fn call_piecewise(&mut self, id: FuncId, ret: &Type, args: &[Rep], size: VarId, piece: u32) -> FlattenResult<Rep> {
+    fn call_piecewise(
+        &mut self,
+        id: FuncId,
+        ret: &Type,
+        args: &[Rep],
+        size: VarId,
+        piece: u32,
+    ) -> FlattenResult<Rep> {
         let start = self.b.i32(0);
         let empty = self.empty_coll(ret);
         let (results, _) = self.rounds(

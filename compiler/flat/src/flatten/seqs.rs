@@ -1,11 +1,11 @@
 //! Sequences under flattening: segment descriptors, collections of elements, and the rules
 //! that build, index, slice, merge and enter them.
 
-use weft_core::{BinaryOp, UnaryOp};
 use crate::ir::{Check, LengthCheck, Op, Segs, VarId};
 use weft_core::types::{Scalar, Type};
+use weft_core::{BinaryOp, UnaryOp};
 
-use super::{CtxId, Flattener, FlattenResult, ROOT, Rep, SeqRep};
+use super::{CtxId, FlattenResult, Flattener, ROOT, Rep, SeqRep};
 
 /// The `Rep` of a value of type `ty` whose variables come from `vars` in the order of
 /// `ir::layout(ty, _)`. Sequences built this way are not known to be compact.

@@ -12,12 +12,12 @@
 //! Both regroup the applications, which the language allows: `reduce` and `scan` require an
 //! associative operator (docs/language.md).
 
-use weft_core::{BinaryOp, Callee};
 use crate::ir::{MathFn, Op, ReduceOp, Segs, VarId};
 use weft_core::types::Type;
+use weft_core::{BinaryOp, Callee};
 
 use super::compare::Order;
-use super::{CtxId, Flattener, FlattenResult, Rep, SeqRep};
+use super::{CtxId, FlattenResult, Flattener, Rep, SeqRep};
 
 /// How a round combines two values of a collection, the earlier one first.
 pub(super) enum Combiner<'a> {

@@ -8,9 +8,9 @@
 
 use std::collections::HashMap;
 
-use weft_core::{BinaryOp, Literal};
 use crate::ir::{Block, Check, Function, Op, Stmt, StmtKind, VarId};
 use weft_core::types::Scalar;
+use weft_core::{BinaryOp, Literal};
 
 /// What a statement can be in a fused kernel.
 #[derive(Debug, Clone, PartialEq, Eq)]

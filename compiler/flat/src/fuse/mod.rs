@@ -438,4 +438,3 @@ pub(crate) fn stmt_label(f: &Function, stmt: &Stmt) -> String {
         StmtKind::Kernel(k) => k.name.clone(),
     }
 }
-

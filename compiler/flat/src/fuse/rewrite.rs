@@ -19,8 +19,8 @@
 use rowan::TextRange;
 
 use super::graph::{VarFacts, op_may_fail};
-use weft_core::Literal;
 use crate::ir::{Block, Function, Op, ReduceOp, Stmt, StmtKind, VarId, VarInfo};
+use weft_core::Literal;
 use weft_core::types::Scalar;
 
 /// `f` with filters of filters packing once and every filter feeding only a reduction

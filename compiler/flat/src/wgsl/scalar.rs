@@ -7,9 +7,9 @@
 
 use std::collections::BTreeSet;
 
-use weft_core::{BinaryOp, Literal, UnaryOp};
 use crate::ir::{Check, MathFn, Op};
 use weft_core::types::Scalar;
+use weft_core::{BinaryOp, Literal, UnaryOp};
 
 /// A helper function a generated kernel calls; each is emitted once per module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -2,8 +2,8 @@
 
 use super::prims;
 use super::*;
-use weft_core::{BinaryOp, Literal, UnaryOp};
 use crate::ir::{Check, MathFn, ReduceOp};
+use weft_core::{BinaryOp, Literal, UnaryOp};
 
 const OPS: [ReduceOp; 7] =
     [ReduceOp::Add, ReduceOp::Mul, ReduceOp::Min, ReduceOp::Max, ReduceOp::And, ReduceOp::Or, ReduceOp::Xor];

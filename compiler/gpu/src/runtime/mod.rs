@@ -437,7 +437,10 @@ impl Gpu {
     pub fn filled(&self, value: u32, count: u64) -> GpuResult<Arc<DeviceBuffer>> {
         let buffer = self.alloc(count * 4)?;
         if count > 0 {
-            let kernel = weft_flat::wgsl::prims::fill(weft_flat::wgsl::Operand::Param(weft_core::types::Scalar::I32, 0));
+            let kernel = weft_flat::wgsl::prims::fill(weft_flat::wgsl::Operand::Param(
+                weft_core::types::Scalar::I32,
+                0,
+            ));
             self.dispatch(
                 &kernel,
                 count,
@@ -525,7 +528,13 @@ impl Gpu {
     /// Launches `kernel` over `threads` threads (rounded up to workgroups of `WORKGROUP`) or,
     /// for block kernels, `groups` workgroups: see `dispatch_groups`. `params` fill `p`
     /// (`p[0]` is set to `threads`).
-    pub fn dispatch(&self, kernel: &Kernel, threads: u64, params: &[u32], bindings: &[Binding]) -> GpuResult<()> {
+    pub fn dispatch(
+        &self,
+        kernel: &Kernel,
+        threads: u64,
+        params: &[u32],
+        bindings: &[Binding],
+    ) -> GpuResult<()> {
         let groups = threads.div_ceil(u64::from(WORKGROUP));
         self.dispatch_groups(kernel, groups, threads, params, bindings)
     }
@@ -750,7 +759,11 @@ impl Gpu {
     }
 
     /// Maps a read-back buffer once `submission` (or all work) is done, and copies it out.
-    fn map_and_read(&self, staging: &wgpu::Buffer, submission: Option<wgpu::SubmissionIndex>) -> GpuResult<Vec<u8>> {
+    fn map_and_read(
+        &self,
+        staging: &wgpu::Buffer,
+        submission: Option<wgpu::SubmissionIndex>,
+    ) -> GpuResult<Vec<u8>> {
         let slice = staging.slice(..);
         let (tx, rx) = std::sync::mpsc::channel();
         slice.map_async(wgpu::MapMode::Read, move |r| {

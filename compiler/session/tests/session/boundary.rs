@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use weft_analysis::pipeline::Options;
 use weft_core::types::Type;
-use weft_exec::interp::{Seq, NestedValue};
+use weft_exec::interp::{NestedValue, Seq};
 use weft_session::{Backend, DeviceSlot, Event, RunError, Session, SessionValue};
 use weft_syntax::Code;
 
@@ -63,13 +63,21 @@ fn an_entry_function_runs_with_arguments_on_every_executor() {
     for backend in backends() {
         let mut events = |_: Event| {};
         let result = session
-            .call(file, "scale", vec![i32s(&[4, 5, 6]), ten.clone()], backend, Options::default(), &mut events)
+            .call(
+                file,
+                "scale",
+                vec![i32s(&[4, 5, 6]), ten.clone()],
+                backend,
+                Options::default(),
+                &mut events,
+            )
             .unwrap_or_else(|e| panic!("{backend:?}: {e:?}"));
         assert_eq!(result.ty(), &Type::Seq(Box::new(Type::I32)));
         assert_eq!(result.is_on_device(), backend == Backend::Gpu, "{backend:?}");
         assert_eq!(session.display(&result).expect("readable"), "[40, 50, 60]", "{backend:?}");
         let shown = session.describe(&result).expect("readable");
-        let expected = Event::Value { text: "[40, 50, 60]".into(), ty: "[i32]".into(), shape: Some("3".into()) };
+        let expected =
+            Event::Value { text: "[40, 50, 60]".into(), ty: "[i32]".into(), shape: Some("3".into()) };
         assert_eq!(shown, expected, "{backend:?}");
         // The result is the next call's argument: on the GPU it never leaves the device.
         let again = session
@@ -86,7 +94,8 @@ fn an_entry_function_without_a_specialisation_at_the_arguments_types_is_a_diagno
     let file = session.source("scale.weft", SCALE);
     let half = SessionValue::nested(Type::F32, NestedValue::F32(0.5));
     let mut events = |_: Event| {};
-    let error = session.call(file, "scale", vec![i32s(&[1]), half], Backend::Cpu, Options::default(), &mut events);
+    let error =
+        session.call(file, "scale", vec![i32s(&[1]), half], Backend::Cpu, Options::default(), &mut events);
     match error {
         Err(RunError::Runtime(d)) => {
             assert_eq!(d.code, Code::InvalidArgument);
@@ -151,10 +160,12 @@ fn an_interrupt_stops_a_long_run_on_every_executor_and_the_session_goes_on() {
 #[test]
 fn a_nested_value_shows_its_shape() {
     let mut session = Session::default();
-    let file = session.source("rows.weft", "def rows(n):\n    return [range(i) for i in range(n)]\n\nprint(rows(2))\n");
+    let file = session
+        .source("rows.weft", "def rows(n):\n    return [range(i) for i in range(n)]\n\nprint(rows(2))\n");
     let mut events = |_: Event| {};
     let n = SessionValue::nested(Type::I32, NestedValue::I32(4));
-    let rows = session.call(file, "rows", vec![n], Backend::Cpu, Options::default(), &mut events).expect("runs");
+    let rows =
+        session.call(file, "rows", vec![n], Backend::Cpu, Options::default(), &mut events).expect("runs");
     match session.describe(&rows).expect("readable") {
         Event::Value { text, ty, shape } => {
             assert_eq!(text, "[[], [0], [0, 1], [0, 1, 2]]");

@@ -8,12 +8,12 @@
 use crate::common;
 
 use common::differential::{self, CapturingHost, Executor, compare};
-use weft_analysis::pipeline;
-use weft_session::{Backend, RunError};
-use weft_flat::flatten::{InnerSchedule, Options};
-use weft_syntax::line_index::LineIndex;
 use weft_analysis::Database;
 use weft_analysis::SourceFile;
+use weft_analysis::pipeline;
+use weft_flat::flatten::{InnerSchedule, Options};
+use weft_session::{Backend, RunError};
+use weft_syntax::line_index::LineIndex;
 
 #[test]
 fn cpu_executor_matches_the_interpreter_on_samples_and_feature_programs() {

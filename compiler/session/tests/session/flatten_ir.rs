@@ -10,7 +10,9 @@ use weft_flat::ir::{self, Op, StmtKind};
 fn flat(source: &str) -> ir::Program {
     let db = Database::default();
     let file = SourceFile::new(&db, "test.weft".to_string(), source.to_string());
-    pipeline::flat_program(&db, file, Default::default()).unwrap_or_else(|d| panic!("does not flatten: {d:#?}")).clone()
+    pipeline::flat_program(&db, file, Default::default())
+        .unwrap_or_else(|d| panic!("does not flatten: {d:#?}"))
+        .clone()
 }
 
 fn op_names(program: &ir::Program) -> Vec<String> {
@@ -100,9 +102,9 @@ fn an_inner_reduction_is_flat_on_the_cpu_and_guarded_on_a_gpu() {
     let file = SourceFile::new(&db, "test.weft".to_string(), source.to_string());
     let options = Options::portable_gpu();
     let gpu = &pipeline::fused_program(&db, file, options).expect("flattens").program;
-    assert_eq!(schedules(&gpu), [ir::Schedule::GuardedReduction]);
+    assert_eq!(schedules(gpu), [ir::Schedule::GuardedReduction]);
     // One host `If` on the estimate: the element loop in one arm, the flat code in the other.
-    assert_eq!(control(&gpu), (0, 1, 0), "{gpu}");
+    assert_eq!(control(gpu), (0, 1, 0), "{gpu}");
     let text = gpu.to_string();
     assert!(text.contains("seg_reduce"), "the flat arm: {text}");
 }

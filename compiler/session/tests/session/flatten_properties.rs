@@ -10,8 +10,8 @@ use crate::common;
 
 use common::differential::{compare, run_source_with as run};
 use proptest::prelude::*;
-use weft_session::Backend;
 use weft_flat::flatten::{InnerSchedule, Options};
+use weft_session::Backend;
 
 /// Each program reads `xss : [[i32]]` and `zsss : [[[i32]]]`.
 const PROGRAMS: &[&str] = &[

@@ -91,7 +91,7 @@ fn runs_like_the_interpreter(source: &str) {
         let file = SourceFile::new(&db, "rule.weft".into(), source.into());
         let mut host = Host(String::new());
         match weft_session::run_file(&db, file, backend, options(strategy, PORTABLE_BINDINGS), &mut host) {
-            Ok(()) => host.0,
+            Ok(_) => host.0,
             Err(_) => panic!("{source}\nfails on {backend:?}"),
         }
     };

@@ -9,11 +9,11 @@
 use crate::common;
 
 use common::differential::{self, Executor, compare};
-use weft_syntax::line_index::LineIndex;
 use weft_analysis::Database;
 use weft_analysis::SourceFile;
-use weft_analysis::pipeline::{self, Options};
+use weft_analysis::pipeline::Options;
 use weft_session::{Backend, RunError};
+use weft_syntax::line_index::LineIndex;
 
 #[test]
 fn gpu_executor_matches_the_interpreter_on_samples_and_feature_programs() {
@@ -103,7 +103,8 @@ fn every_sample_runs_wholly_on_the_device() {
             std::fs::read_to_string(&path).expect("readable"),
         );
         let mut host = differential::CapturingHost { stdout: String::new() };
-        let report = weft_session::run_file(&db, file, Backend::Gpu, Options::default(), &mut host).expect("runs");
+        let report =
+            weft_session::run_file(&db, file, Backend::Gpu, Options::default(), &mut host).expect("runs");
         let report = report.gpu().expect("a GPU run");
         assert!(report.stats.launches > 0, "{} launched no kernel", path.display());
         assert!(report.on_cpu.is_empty(), "{}: {:?} ran on the cpu executor", path.display(), report.on_cpu);

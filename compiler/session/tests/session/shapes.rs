@@ -5,18 +5,16 @@
 
 use crate::common;
 
-use std::path::Path;
-
 use common::differential::{self, Executor};
 use expect_test::expect_file;
-use weft_analysis::pipeline;
-use weft_session::{Backend, RunError};
-use weft_flat::fuse::Strategy;
-use weft_flat::ir::{Block, Check, Op, StmtKind};
-use weft_syntax::Code;
 use weft_analysis::Database;
 use weft_analysis::SourceFile;
+use weft_analysis::pipeline;
 use weft_analysis::shapes;
+use weft_flat::fuse::Strategy;
+use weft_flat::ir::{Block, Check, Op, StmtKind};
+use weft_session::{Backend, RunError};
+use weft_syntax::Code;
 
 fn shapes_of(source: &str) -> (Database, SourceFile) {
     let db = Database::default();

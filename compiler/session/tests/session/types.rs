@@ -3,10 +3,10 @@
 //! defaulting rules give.
 
 use expect_test::{Expect, expect};
-use weft_analysis::pipeline::dump_after;
 use weft_analysis::Database;
 use weft_analysis::SourceFile;
 use weft_analysis::file_diagnostics;
+use weft_analysis::pipeline::dump_after;
 
 fn check(text: &str, expect: Expect) {
     let db = Database::default();

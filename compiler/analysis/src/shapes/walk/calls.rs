@@ -5,12 +5,12 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::{Term, Walker, element, element_of_type, len_of};
-use weft_syntax::diagnostics::{Code, Diagnostic};
 use crate::hir::{self, ExprId};
 use crate::items::file_functions;
 use crate::shapes::symbolic::{Atom, AtomId, Comparison, Definition, Linear, compare};
 use crate::shapes::{Len, Shape, function_shapes};
 use weft_core::types::Type;
+use weft_syntax::diagnostics::{Code, Diagnostic};
 
 impl Walker<'_> {
     pub(super) fn call(&mut self, id: ExprId, callee: ExprId, args: &[ExprId]) -> Shape {

@@ -13,9 +13,9 @@ use std::process::Command;
 
 use weft_analysis::pipeline::{self, InnerSchedule, Options, Strategy};
 use weft_analysis::{Database, SourceFile};
+use weft_exec::interp;
 use weft_session::{Backend, RunError};
 use weft_syntax::Diagnostic;
-use weft_exec::interp;
 
 pub const RELATIVE_TOLERANCE: f64 = 1e-3;
 pub const ABSOLUTE_TOLERANCE: f64 = 1e-6;
