@@ -99,7 +99,7 @@ fn the_layers_link_only_what_they_may() {
         ("weft-lsp", &["wgpu", "weft-gpu", "weft-exec", "weft-session"]),
         ("weft-ide", &["wgpu", "weft-gpu", "weft-exec"]),
         // The compiler proper runs nothing.
-        ("weft-analysis", &["wgpu", "weft-gpu", "weft-exec", "rayon"]),
+        ("weft-analysis", &["wgpu", "weft-gpu", "weft-exec"]),
         // The back half's passes are pure functions over plain data.
         ("weft-flat", &["salsa", "wgpu", "weft-analysis"]),
         ("weft-exec", &["salsa", "wgpu", "weft-analysis"]),

@@ -285,7 +285,7 @@ mod tests {
 
     #[test]
     fn every_sample_formats_idempotently_and_keeps_its_tokens() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples");
         let mut count = 0;
         for entry in std::fs::read_dir(root).expect("samples") {
             let path = entry.expect("entry").path();
