@@ -1,6 +1,6 @@
-//! The session's GPU: created when a run first needs it, kept while it works, and given up
-//! after a failure or a device loss, so that the next run tries again instead of remembering
-//! the failure forever.
+//! The session's GPU: created when a run first needs it, kept while it works, and replaced
+//! after a device loss (the driver's report, or `reset`). A failure to create one is not kept:
+//! the next run tries again instead of remembering the failure forever.
 
 use std::sync::Arc;
 
@@ -24,7 +24,9 @@ impl DeviceSlot {
     /// The device, created now if there is none. A failure is not kept: the next call tries
     /// again (a driver installed meanwhile, a device that came back).
     pub fn get(&mut self) -> Result<Arc<Gpu>, GpuError> {
-        if let Some(device) = &self.device {
+        if let Some(device) = &self.device
+            && !device.is_lost()
+        {
             return Ok(device.clone());
         }
         let from_env = std::env::var("WEFT_ADAPTER").ok().filter(|n| !n.is_empty());
@@ -36,7 +38,7 @@ impl DeviceSlot {
 
     /// The device if one was created and still works.
     pub fn current(&self) -> Option<&Arc<Gpu>> {
-        self.device.as_ref()
+        self.device.as_ref().filter(|device| !device.is_lost())
     }
 
     /// Drops the device (after a device loss): the next `get` creates a new one. Device

@@ -28,7 +28,7 @@ use crate::value::Repr;
 pub use backend::{Backend, default_backend};
 pub use device::DeviceSlot;
 pub use render::profile_text;
-pub use run::{RunError, RunReport, run_file, run_gpu, run_on_host};
+pub use run::{RunError, RunReport, run_file, run_program};
 pub use value::SessionValue;
 pub use weft_exec::Interrupt;
 pub use weft_gpu::runtime::adapter_summaries;
@@ -121,19 +121,17 @@ impl Session {
                 backend
             }
         };
+        let gpu = match backend {
+            Backend::Gpu => Some(self.device.get().map_err(|e| RunError::NoDevice(e.0))?),
+            _ => None,
+        };
         let mut host = EventHost { events, interrupt: self.interrupt.clone(), directory: &self.directory };
-        match backend {
-            Backend::Gpu => {
-                let gpu = self.device.get().map_err(|e| RunError::NoDevice(e.0))?;
-                let report = run_gpu(&self.db, file, options, &gpu, profile, &mut host)?;
-                if profile {
-                    let text = profile_text(&report, Some(&gpu.describe()), file.text(&self.db));
-                    (host.events)(Event::Profile(text));
-                }
-                Ok(RunReport::Gpu(Box::new(report)))
-            }
-            other => run_on_host(&self.db, file, other, options, &mut host),
+        let report = run_program(&self.db, file, backend, options, gpu.as_deref(), profile, &mut host)?;
+        if let (true, Some(gpu), Some(report)) = (profile, &gpu, report.gpu()) {
+            let text = profile_text(report, Some(&gpu.describe()), file.text(&self.db));
+            (host.events)(Event::Profile(text));
         }
+        Ok(report)
     }
 }
 
@@ -179,7 +177,8 @@ impl Session {
                 let result = interp::call(core, func as u32, args, &mut host).map_err(RunError::Runtime)?;
                 Repr::Nested(result)
             }
-            (Backend::Cpu, _) | (Backend::Gpu, None) => {
+            (Backend::Gpu, None) => return Err(RunError::NoDevice("a GPU call needs a device".to_string())),
+            (Backend::Cpu, _) => {
                 let entry = pipeline::entry_program(&self.db, file, func as u32, options)
                     .map_err(RunError::Compile)?;
                 let mut vars = Vec::new();

@@ -30,50 +30,43 @@ pub enum RunReport {
     Gpu(Box<weft_gpu::Report>),
 }
 
-/// Runs a file's top-level statements with the interpreter or the CPU executor. A GPU run
-/// needs a device: `run_gpu`.
-pub fn run_on_host(
+/// Runs a file's top-level statements on `backend`. A GPU run needs `gpu`: the program is
+/// flattened for it and fused within its binding limit, and `profile` times every kernel
+/// (`Report::profile`).
+pub fn run_program(
     db: &dyn Db,
     file: SourceFile,
     backend: Backend,
     options: Options,
+    gpu: Option<&Gpu>,
+    profile: bool,
     host: &mut (dyn Host + Send),
 ) -> Result<RunReport, RunError> {
-    match backend {
-        Backend::Interp => {
+    match (backend, gpu) {
+        (Backend::Interp, _) => {
             let program = pipeline::core_program(db, file).map_err(RunError::Compile)?;
             interp::run_with_big_stack(program, host).map_err(RunError::Runtime)?;
             Ok(RunReport::Interp)
         }
-        Backend::Cpu => {
+        (Backend::Cpu, _) => {
             let fused = pipeline::fused_program(db, file, options).map_err(RunError::Compile)?;
             let mut counters = cpu::Counters::default();
             cpu::run(&fused.program, host, &mut counters).map_err(RunError::Runtime)?;
             Ok(RunReport::Cpu(counters))
         }
-        Backend::Gpu => Err(RunError::NoDevice("a GPU run needs a device".to_string())),
+        (Backend::Gpu, None) => Err(RunError::NoDevice("a GPU run needs a device".to_string())),
+        (Backend::Gpu, Some(gpu)) => {
+            let options = options.for_gpu(gpu.limits.max_storage_buffers_per_shader_stage);
+            let fused = pipeline::fused_program(db, file, options).map_err(RunError::Compile)?;
+            let run = if profile { weft_gpu::run_profiled } else { weft_gpu::run };
+            let report = run(gpu, &fused.program, host).map_err(RunError::Runtime)?;
+            Ok(RunReport::Gpu(Box::new(report)))
+        }
     }
 }
 
-/// Runs a file's top-level statements on `gpu`, flattened for it and fused within its binding
-/// limit; with `profile`, timing every kernel (`Report::profile`).
-pub fn run_gpu(
-    db: &dyn Db,
-    file: SourceFile,
-    options: Options,
-    gpu: &Gpu,
-    profile: bool,
-    host: &mut dyn Host,
-) -> Result<weft_gpu::Report, RunError> {
-    let options = options.for_gpu(gpu.limits.max_storage_buffers_per_shader_stage);
-    let fused = pipeline::fused_program(db, file, options).map_err(RunError::Compile)?;
-    let run = if profile { weft_gpu::run_profiled } else { weft_gpu::run };
-    run(gpu, &fused.program, host).map_err(RunError::Runtime)
-}
-
-/// Runs a file's top-level statements on `backend`. A GPU run uses the process's shared device
-/// (`weft_gpu::shared_gpu`): this is for tools and tests, which run many programs one after
-/// another; a `Session` owns its device instead.
+/// `run_program`, a GPU run on the process's shared device (`weft_gpu::shared_gpu`): for tools
+/// and tests, which run many programs one after another. A `Session` owns its device instead.
 pub fn run_file(
     db: &dyn Db,
     file: SourceFile,
@@ -81,13 +74,11 @@ pub fn run_file(
     options: Options,
     host: &mut (dyn Host + Send),
 ) -> Result<RunReport, RunError> {
-    match backend {
-        Backend::Gpu => {
-            let gpu = weft_gpu::shared_gpu().map_err(|e| RunError::NoDevice(e.0))?;
-            run_gpu(db, file, options, gpu, false, host).map(|report| RunReport::Gpu(Box::new(report)))
-        }
-        other => run_on_host(db, file, other, options, host),
-    }
+    let gpu = match backend {
+        Backend::Gpu => Some(weft_gpu::shared_gpu().map_err(|e| RunError::NoDevice(e.0))?),
+        _ => None,
+    };
+    run_program(db, file, backend, options, gpu, false, host)
 }
 
 impl RunReport {

@@ -1,6 +1,7 @@
 //! The integration tests of `weft-analysis`, one binary: parse trees, the Python subset,
 //! rendered diagnostics, incremental reuse and robustness on mutated programs.
 
+#[path = "../../../tests/programs.rs"]
 mod common;
 mod diagnostics;
 mod incremental;

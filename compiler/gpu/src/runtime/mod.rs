@@ -11,7 +11,7 @@ mod adapters;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -226,6 +226,9 @@ pub struct Gpu {
     /// A validation error the device reported outside any error scope: kept here, not left
     /// to wgpu's default handler, which panics (`take_device_error`).
     device_error: Arc<Mutex<Option<String>>>,
+    /// Set by the driver when the device is lost (a reset, a removed GPU): the device can run
+    /// nothing more, and its owner replaces it (`weft_session::DeviceSlot`).
+    lost: Arc<AtomicBool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -274,6 +277,9 @@ impl Gpu {
             ..Default::default()
         }))
         .map_err(|e| GpuError(format!("the adapter refused a device: {e}")))?;
+        let lost = Arc::new(AtomicBool::new(false));
+        let flag = lost.clone();
+        device.set_device_lost_callback(move |_, _| flag.store(true, Ordering::Relaxed));
         let device_error = Arc::new(Mutex::new(None));
         let slot = device_error.clone();
         device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
@@ -295,10 +301,23 @@ impl Gpu {
             source: AtomicU64::new(0),
             device_time: start.elapsed(),
             device_error,
+            lost,
         })
     }
 
     /// Whether the adapter computes on the CPU (lavapipe, llvmpipe, WARP).
+    /// Whether the driver reported the device lost.
+    pub fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Relaxed)
+    }
+
+    /// Gives the device up now, as a loss would (wgpu's `Device::destroy`): how tests check
+    /// that an owner recovers.
+    pub fn destroy(&self) {
+        self.device.destroy();
+        let _ = self.device.poll(wgpu::PollType::Poll);
+    }
+
     pub fn is_cpu(&self) -> bool {
         self.info.device_type == wgpu::DeviceType::Cpu
     }

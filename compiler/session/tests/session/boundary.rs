@@ -121,6 +121,23 @@ fn a_device_slot_forgets_a_failure_and_can_be_replaced() {
     slot.reset();
     let second = slot.get().expect("a new device");
     assert!(!std::sync::Arc::ptr_eq(&first, &second), "reset gives a new device");
+    // A device the driver reports lost is replaced by the next `get`.
+    second.destroy();
+    assert!(second.is_lost(), "the loss is reported");
+    assert!(slot.current().is_none(), "a lost device is not current");
+    let third = slot.get().expect("a replacement");
+    assert!(!third.is_lost() && !std::sync::Arc::ptr_eq(&second, &third));
+}
+
+#[test]
+fn a_session_replaces_a_lost_device_and_runs_on() {
+    if !gpu_available() {
+        return;
+    }
+    let mut session = Session::default();
+    assert_eq!(run(&mut session, "print(sum([1, 2, 3]))\n", Backend::Gpu), Ok("6\n".to_string()));
+    session.device().current().expect("the session's device").destroy();
+    assert_eq!(run(&mut session, "print(sum([1, 2, 3]))\n", Backend::Gpu), Ok("6\n".to_string()));
 }
 
 /// A loop that would run for hours on any executor, with a vector op in each step (so the GPU

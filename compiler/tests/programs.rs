@@ -1,4 +1,5 @@
-//! Helpers shared by the integration tests: where the Weft test programs live.
+//! Where the Weft test programs live: shared by the compiler crates' integration-test
+//! binaries, which include this file (`#[path]`) as their `common` module.
 
 // Each test crate compiles this module and uses only part of it.
 #![allow(dead_code)]
