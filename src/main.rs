@@ -60,6 +60,21 @@ enum Command {
         #[command(flatten)]
         schedule: ScheduleArgs,
     },
+    /// An interactive session: each input runs as a cell, values stay where they were computed
+    /// (on the GPU, between inputs), and `:help` lists the commands.
+    Repl {
+        /// A file to load first.
+        file: Option<PathBuf>,
+        /// Which executor runs the cells (by default the GPU where there is one that is not a
+        /// CPU, else the cpu executor).
+        #[arg(long, value_enum)]
+        backend: Option<BackendArg>,
+        /// The GPU adapter to use: the first whose name contains this.
+        #[arg(long)]
+        device: Option<String>,
+        #[command(flatten)]
+        schedule: ScheduleArgs,
+    },
     /// List the GPU adapters, with their limits and features.
     Devices,
     /// Print the WGSL kernels of a file's program, each validated by naga.
@@ -219,6 +234,16 @@ enum BackendArg {
     Gpu,
 }
 
+impl BackendArg {
+    fn backend(self) -> Backend {
+        match self {
+            BackendArg::Interp => Backend::Interp,
+            BackendArg::Cpu => Backend::Cpu,
+            BackendArg::Gpu => Backend::Gpu,
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
     Text,
@@ -234,6 +259,11 @@ fn main() -> ExitCode {
         Command::Check { files, format, shapes } => check(&files, format, shapes),
         Command::Run { file, backend, device, profile, schedule } => {
             run(&file, backend, device, profile, schedule.options())
+        }
+        Command::Repl { file, backend, device, schedule } => {
+            let backend = backend.map(BackendArg::backend);
+            let config = weft_repl::Config { backend, device, file, options: schedule.options() };
+            ExitCode::from(weft_repl::run(config) as u8)
         }
         Command::Devices => devices(),
         Command::Wgsl { file, schedule } => {
@@ -317,11 +347,7 @@ fn run(
         report(session.db(), file, &[error]);
         return ExitCode::from(1);
     }
-    let backend = backend.map(|b| match b {
-        BackendArg::Interp => Backend::Interp,
-        BackendArg::Cpu => Backend::Cpu,
-        BackendArg::Gpu => Backend::Gpu,
-    });
+    let backend = backend.map(BackendArg::backend);
     let mut out = std::io::BufWriter::new(std::io::stdout());
     let mut events = |event: Event| match event {
         Event::Printed(line) => {
@@ -332,7 +358,7 @@ fn run(
             let _ = out.flush();
             let _ = std::io::stderr().write_all(text.as_bytes());
         }
-        Event::Diagnostic(_) | Event::Value { .. } => {}
+        Event::Diagnostic { .. } | Event::Value { .. } => {}
     };
     let result = session.run(file, backend, options, profile, &mut events);
     let _ = out.flush();

@@ -16,7 +16,24 @@ pub struct SourceFile {
     pub path: String,
     #[returns(ref)]
     pub text: String,
+    /// What a session passes in and takes out when the file is one statement of a cell (empty
+    /// for a file on disk): see `CellInterface`.
+    #[default]
+    #[returns(ref)]
+    pub interface: CellInterface,
 }
+
+/// How a session's statement meets the values earlier cells computed. Each input is read in
+/// the text as `__session_input__("name")` and has the type given here (main takes it as a
+/// parameter); main returns the outputs' final values, as a tuple, in this order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct CellInterface {
+    pub inputs: Vec<(String, weft_core::types::Type)>,
+    pub outputs: Vec<String>,
+}
+
+/// The prelude-like function a session's statement reads its inputs with.
+pub const SESSION_INPUT: &str = "__session_input__";
 
 /// The trait queries take, so that front ends can wrap the database in their own types.
 #[salsa::db]

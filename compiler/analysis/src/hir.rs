@@ -826,8 +826,14 @@ fn expr_nodes(node: &SyntaxNode) -> impl Iterator<Item = SyntaxNode> + use<> {
     node.children().filter(|n| is_expression(n.kind()))
 }
 
-/// Names a statement binds in its own scope: assignment and `for` targets, and nested `def`s
-/// (not the names inside nested functions, lambdas or comprehensions).
+/// Names a statement binds in its own scope, with where: assignment and `for` targets, and
+/// `def`s (not the names inside nested functions, lambdas or comprehensions).
+pub fn statement_bindings(node: &SyntaxNode) -> Vec<(String, TextRange)> {
+    let mut out = Vec::new();
+    collect_bound_names(node, &mut out);
+    out
+}
+
 fn collect_bound_names(node: &SyntaxNode, out: &mut Vec<(String, TextRange)>) {
     match node.kind() {
         FUNCTION_DEF => {

@@ -1624,6 +1624,42 @@ impl<'a> GroupInferrer<'a> {
         }
     }
 
+    /// `__session_input__("xs")`: the value an earlier cell bound to `xs`, at the type the
+    /// file's `CellInterface` gives it.
+    fn infer_session_input(
+        &mut self,
+        state: &mut BodyState<'a>,
+        id: ExprId,
+        callee: ExprId,
+        args: &[ExprId],
+    ) -> Type {
+        let body = state.body;
+        state.expr_types[callee as usize] = Type::Tuple(vec![]);
+        let name = match args {
+            [a] => match body.expr(*a) {
+                hir::Expr::Literal(Literal::Str(name)) => Some(name.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        for &a in args {
+            state.expr_types[a as usize] = Type::Tuple(vec![]);
+        }
+        let interface = self.file.interface(self.db);
+        let input = name.and_then(|name| interface.inputs.iter().find(|(n, _)| *n == name));
+        match input {
+            Some((_, ty)) => ty.clone(),
+            None => {
+                state.diagnostics.push(Diagnostic::new(
+                    Code::UnknownName,
+                    body.expr_range(id),
+                    format!("`{}` reads the values of a REPL or notebook session", crate::db::SESSION_INPUT),
+                ));
+                self.fresh(Class::ANY)
+            }
+        }
+    }
+
     fn infer_prelude_call(
         &mut self,
         state: &mut BodyState<'a>,
@@ -1633,6 +1669,9 @@ impl<'a> GroupInferrer<'a> {
         args: &[ExprId],
     ) -> Type {
         let body = state.body;
+        if name == crate::db::SESSION_INPUT {
+            return self.infer_session_input(state, id, callee, args);
+        }
         if matches!(name, "load_npy" | "load_csv") {
             let ok = matches!(args, [a] if matches!(body.expr(*a), hir::Expr::Literal(Literal::Str(_))));
             for &a in args {

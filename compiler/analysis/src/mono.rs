@@ -301,8 +301,26 @@ impl<'a> Mono<'a> {
             builder: Builder::new("main".to_string(), 0.into()),
             ret: Type::Tuple(vec![]),
         };
+        // A session's statement takes the values of earlier cells as main's parameters
+        // (`__session_input__` reads them; parameter `k` is variable `k`) and returns its
+        // outputs' final values.
+        let interface = self.file.interface(self.db);
+        for (name, ty) in &interface.inputs {
+            let var = ctx.builder.var(name, ty.clone());
+            ctx.builder.func.params.push(var);
+        }
+        let outputs: Vec<LocalId> = interface
+            .outputs
+            .iter()
+            .filter_map(|name| {
+                let local = body.locals.iter().position(|l| l.scope == 0 && l.name == *name);
+                local.map(|l| l as LocalId)
+            })
+            .collect();
+        let end = if interface.outputs.is_empty() { End::Unit } else { End::Values(outputs) };
         let root = body.root.clone();
-        let result = self.lower_seq(&mut ctx, &root, &End::Unit);
+        let result = self.lower_seq(&mut ctx, &root, &end);
+        ctx.builder.func.ret = ctx.builder.ty(result);
         ctx.builder.func.body = result;
         ctx.builder.func
     }
@@ -1525,6 +1543,24 @@ impl<'a> Mono<'a> {
         ty: Type,
     ) -> CoreExpr {
         let body = ctx.body;
+        if name == crate::db::SESSION_INPUT {
+            let interface = self.file.interface(self.db);
+            let input = args.first().and_then(|a| match body.expr(*a) {
+                hir::Expr::Literal(hir::Literal::Str(name)) => {
+                    interface.inputs.iter().position(|(n, _)| n == name)
+                }
+                _ => None,
+            });
+            if let (Owner::Main, Some(input)) = (ctx.owner, input) {
+                return ctx.builder.read(input as VarId, range);
+            }
+            self.diagnostics.push(Diagnostic::new(
+                Code::UnknownName,
+                range,
+                format!("`{name}` may only be read by a session's top-level statements"),
+            ));
+            return ctx.builder.unit(range);
+        }
         if matches!(name, "load_npy" | "load_csv") {
             let path = args
                 .first()

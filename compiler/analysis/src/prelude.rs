@@ -61,8 +61,10 @@ pub const PRELUDE_NAMES: &[&str] = &[
     "print",
 ];
 
+/// A prelude name, or the session's hidden input reader (`db::SESSION_INPUT`), which no
+/// completion offers and only a session's statements use.
 pub fn is_prelude_name(name: &str) -> bool {
-    PRELUDE_NAMES.contains(&name)
+    PRELUDE_NAMES.contains(&name) || name == crate::db::SESSION_INPUT
 }
 
 /// What an editor shows for a prelude function: its signature, as Weft writes types, and what

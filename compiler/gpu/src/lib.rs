@@ -108,6 +108,30 @@ pub fn call(
     walk(gpu, program, func, args, host, &mut Report::default())
 }
 
+/// `call`, with what it did: the device's counts, and every kernel's time when `profile`
+/// (as `run_profiled` times them).
+pub fn call_reported(
+    gpu: &Gpu,
+    program: &Program,
+    func: FuncId,
+    args: Vec<DeviceValue>,
+    host: &mut dyn Host,
+    profile: bool,
+) -> Result<(Vec<DeviceValue>, Report), Diagnostic> {
+    let span = TextRange::default();
+    if profile {
+        gpu.start_profile(None).map_err(|e| gpu_error(e, span))?;
+    }
+    let before = gpu.stats();
+    let mut report = Report::default();
+    let outcome = walk(gpu, program, func, args, host, &mut report);
+    report.stats = stats_since(&before, &gpu.stats());
+    if profile {
+        report.profile = gpu.finish_profile().map_err(|e| gpu_error(e, span))?;
+    }
+    outcome.map(|results| (results, report))
+}
+
 fn walk(
     gpu: &Gpu,
     program: &Program,

@@ -9,6 +9,7 @@
 
 mod backend;
 mod device;
+pub mod engine;
 mod render;
 mod run;
 mod value;
@@ -16,7 +17,7 @@ mod value;
 use std::path::PathBuf;
 
 use rowan::TextRange;
-use weft_analysis::pipeline::{self, Options};
+use weft_analysis::pipeline;
 use weft_analysis::{Database, SourceFile};
 use weft_exec::interp::Host;
 use weft_exec::{cpu, interp};
@@ -30,8 +31,18 @@ pub use device::DeviceSlot;
 pub use render::profile_text;
 pub use run::{RunError, RunReport, run_file, run_program};
 pub use value::SessionValue;
+pub use weft_analysis::pipeline::Options;
 pub use weft_exec::Interrupt;
 pub use weft_gpu::runtime::adapter_summaries;
+
+/// Which function of a program a session runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// The top-level statements (a cell's statement takes and returns values so).
+    Main,
+    /// A function of the core program.
+    Function(weft_core::FuncId),
+}
 
 /// What a run tells its front end, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,8 +54,9 @@ pub enum Event {
     /// A value, as it prints, with its type (`[[f32]]`) and, for a sequence, its shape: its
     /// length and the lengths one level down (`3 × 4`, or `3 × 0..5` where they differ).
     Value { text: String, ty: String, shape: Option<String> },
-    /// A diagnostic of the source (a compile error, a warning, the error a run stopped with).
-    Diagnostic(Diagnostic),
+    /// A diagnostic (a compile error, a warning, the error a run stopped with), against the
+    /// source it is about: its name (`cell[4]`) and text, for rendering.
+    Diagnostic { diagnostic: Diagnostic, source: String, text: String },
     /// What a GPU run did, as `profile_text` renders it.
     Profile(String),
 }
@@ -76,6 +88,10 @@ impl Session {
 
     pub fn db(&self) -> &Database {
         &self.db
+    }
+
+    pub fn db_mut(&mut self) -> &mut Database {
+        &mut self.db
     }
 
     /// Programs read their data files relative to `directory` (the working directory when
@@ -150,10 +166,6 @@ impl Session {
         events: &mut (dyn FnMut(Event) + Send),
     ) -> Result<SessionValue, RunError> {
         self.interrupt.clear();
-        let gpu = match backend {
-            Backend::Gpu => Some(self.device.get().map_err(|e| RunError::NoDevice(e.0))?),
-            _ => None,
-        };
         let core = pipeline::core_program(&self.db, file).map_err(RunError::Compile)?;
         let types: Vec<_> = args.iter().map(|a| a.ty.clone()).collect();
         let specialised = |f: &weft_core::Function| {
@@ -169,32 +181,65 @@ impl Session {
                 Diagnostic::new(Code::InvalidArgument, TextRange::default(), why).with_help(help),
             ));
         };
-        let ret = core.functions[func].ret.clone();
-        let mut host = EventHost { events, interrupt: self.interrupt.clone(), directory: &self.directory };
-        let repr = match (backend, gpu) {
-            (Backend::Interp, _) => {
-                let args = args.iter().map(|a| self.nested(a)).collect::<Result<Vec<_>, _>>()?;
-                let result = interp::call(core, func as u32, args, &mut host).map_err(RunError::Runtime)?;
-                Repr::Nested(result)
+        self.invoke(file, Entry::Function(func as u32), args, backend, options, false, events)
+            .map(|(value, _)| value)
+    }
+
+    /// Runs `entry` of `file`'s program with `args` on `backend` and gives its result, with the
+    /// GPU executor's report for a GPU run (timing every kernel when `profile`). Arguments are
+    /// moved to where the executor needs them; a device value already there is not copied.
+    pub(crate) fn invoke(
+        &mut self,
+        file: SourceFile,
+        entry: Entry,
+        args: Vec<SessionValue>,
+        backend: Backend,
+        options: Options,
+        profile: bool,
+        events: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<(SessionValue, Option<weft_gpu::Report>), RunError> {
+        let core = pipeline::core_program(&self.db, file).map_err(RunError::Compile)?;
+        let ret = match entry {
+            Entry::Main => core.main.ret.clone(),
+            Entry::Function(func) => core.functions[func as usize].ret.clone(),
+        };
+        fn fused(
+            db: &Database,
+            file: SourceFile,
+            entry: Entry,
+            options: Options,
+        ) -> Result<&pipeline::Fused, RunError> {
+            match entry {
+                Entry::Main => pipeline::fused_program(db, file, options),
+                Entry::Function(func) => pipeline::entry_program(db, file, func, options),
             }
-            (Backend::Gpu, None) => return Err(RunError::NoDevice("a GPU call needs a device".to_string())),
-            (Backend::Cpu, _) => {
-                let entry = pipeline::entry_program(&self.db, file, func as u32, options)
-                    .map_err(RunError::Compile)?;
+            .map_err(RunError::Compile)
+        }
+        let mut host = EventHost { events, interrupt: self.interrupt.clone(), directory: &self.directory };
+        let (repr, report) = match backend {
+            Backend::Interp => {
+                let args = args.iter().map(|a| self.nested(a)).collect::<Result<Vec<_>, _>>()?;
+                let result = match entry {
+                    Entry::Main => interp::run_main(core, args, &mut host),
+                    Entry::Function(func) => interp::call(core, func, args, &mut host),
+                };
+                (Repr::Nested(result.map_err(RunError::Runtime)?), None)
+            }
+            Backend::Cpu => {
+                let program = &fused(&self.db, file, entry, options)?.program;
                 let mut vars = Vec::new();
                 for arg in &args {
                     vars.extend(self.flat(arg)?);
                 }
                 let mut counters = cpu::Counters::default();
-                let program = &entry.program;
                 let results = cpu::call(program, program.main, vars, &mut host, &mut counters)
                     .map_err(RunError::Runtime)?;
-                Repr::Flat(results)
+                (Repr::Flat(results), None)
             }
-            (Backend::Gpu, Some(gpu)) => {
+            Backend::Gpu => {
+                let gpu = self.device.get().map_err(|e| RunError::NoDevice(e.0))?;
                 let options = options.for_gpu(gpu.limits.max_storage_buffers_per_shader_stage);
-                let entry = pipeline::entry_program(&self.db, file, func as u32, options)
-                    .map_err(RunError::Compile)?;
+                let program = &fused(&self.db, file, entry, options)?.program;
                 let mut vars = Vec::new();
                 for arg in &args {
                     match &arg.repr {
@@ -206,13 +251,13 @@ impl Session {
                         }
                     }
                 }
-                let program = &entry.program;
-                let results = weft_gpu::call(&gpu, program, program.main, vars, &mut host)
-                    .map_err(RunError::Runtime)?;
-                Repr::Device(results)
+                let (results, report) =
+                    weft_gpu::call_reported(&gpu, program, program.main, vars, &mut host, profile)
+                        .map_err(RunError::Runtime)?;
+                (Repr::Device(results), Some(report))
             }
         };
-        Ok(SessionValue { ty: ret, repr })
+        Ok((SessionValue { ty: ret, repr }, report))
     }
 
     /// The value as the interpreter represents it, read back from the device if it is there.
@@ -263,7 +308,7 @@ impl Session {
 
 /// A sequence's length, and the lengths of its items when they are sequences: `3`, `3 × 4`,
 /// `3 × 0..5`; `None` for anything else.
-fn shape_text(value: &interp::NestedValue) -> Option<String> {
+pub(crate) fn shape_text(value: &interp::NestedValue) -> Option<String> {
     let interp::NestedValue::Seq(seq) = value else { return None };
     let inner: Vec<usize> = (0..seq.len())
         .map_while(|i| match seq.get(i) {

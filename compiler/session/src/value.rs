@@ -32,8 +32,41 @@ impl SessionValue {
         &self.ty
     }
 
+    /// The bytes its data takes where it lives.
+    pub fn bytes(&self) -> u64 {
+        match &self.repr {
+            Repr::Nested(nested) => nested_bytes(nested),
+            Repr::Flat(vars) => vars
+                .iter()
+                .map(|v| match v {
+                    cpu::FlatValue::Vector(buffer) => {
+                        let wide = matches!(**buffer, cpu::Buffer::I64(_) | cpu::Buffer::F64(_));
+                        buffer.len() as u64 * if wide { 8 } else { 4 }
+                    }
+                    _ => 8,
+                })
+                .sum(),
+            Repr::Device(vars) => vars
+                .iter()
+                .map(|v| match v {
+                    DeviceValue::Device(vec) => vec.bytes(),
+                    DeviceValue::Host(_) => 4,
+                })
+                .sum(),
+        }
+    }
+
     /// Whether its arrays are on the device.
     pub fn is_on_device(&self) -> bool {
-        matches!(self.repr, Repr::Device(_))
+        matches!(&self.repr, Repr::Device(vars) if vars.iter().any(|v| matches!(v, DeviceValue::Device(_))))
+    }
+}
+
+fn nested_bytes(value: &interp::NestedValue) -> u64 {
+    match value {
+        interp::NestedValue::Tuple(parts) => parts.iter().map(nested_bytes).sum(),
+        interp::NestedValue::Seq(seq) => (0..seq.len()).map(|i| nested_bytes(&seq.get(i))).sum(),
+        interp::NestedValue::I64(_) | interp::NestedValue::F64(_) => 8,
+        _ => 4,
     }
 }

@@ -12,6 +12,7 @@ pub mod ast;
 mod build;
 pub mod diagnostics;
 mod green;
+pub mod input;
 mod kind;
 pub mod lex;
 pub mod line_index;

@@ -228,7 +228,7 @@ fn check_string(node: &SyntaxNode) -> Option<Diagnostic> {
 }
 
 fn is_load_call(call: &SyntaxNode) -> bool {
-    callee_is(call, "load_npy") || callee_is(call, "load_csv")
+    callee_is(call, "load_npy") || callee_is(call, "load_csv") || callee_is(call, "__session_input__")
 }
 
 fn check_compare_op(node: &SyntaxNode) -> Option<Diagnostic> {

@@ -78,13 +78,29 @@ pub fn run(program: &Program, host: &mut dyn Host) -> Result<(), Diagnostic> {
 /// Runs `program.main` on the current thread, which must have `limits.stack_bytes` of stack
 /// left (plus a margin of a few hundred kilobytes).
 pub fn run_with_limits(program: &Program, host: &mut dyn Host, limits: Limits) -> Result<(), Diagnostic> {
-    evaluate(program, None, host, limits).map(|_| ())
+    evaluate(program, Entry::Main(Vec::new()), host, limits).map(|_| ())
 }
 
 /// Runs `program.main` on a new thread with a `BIG_STACK_BYTES` stack, so that recursion stops
 /// at `Limits::BIG_STACK.max_call_depth` nested calls with E0409 rather than overflowing.
 pub fn run_with_big_stack(program: &Program, host: &mut (dyn Host + Send)) -> Result<(), Diagnostic> {
-    on_big_stack(program, None, host).map(|_| ())
+    on_big_stack(program, Entry::Main(Vec::new()), host).map(|_| ())
+}
+
+/// Runs `program.main` with `args` for its parameters (a session's statement takes earlier
+/// cells' values so), on a big stack, and gives what it returns.
+pub fn run_main(
+    program: &Program,
+    args: Vec<NestedValue>,
+    host: &mut (dyn Host + Send),
+) -> Result<NestedValue, Diagnostic> {
+    on_big_stack(program, Entry::Main(args), host)
+}
+
+/// Where a run starts: main (with its parameters' values), or a function called with arguments.
+enum Entry {
+    Main(Vec<NestedValue>),
+    Function(FuncId, Vec<NestedValue>),
 }
 
 /// Calls function `func` of `program` with `args`, on a thread with a `BIG_STACK_BYTES`
@@ -95,12 +111,12 @@ pub fn call(
     args: Vec<NestedValue>,
     host: &mut (dyn Host + Send),
 ) -> Result<NestedValue, Diagnostic> {
-    on_big_stack(program, Some((func, args)), host)
+    on_big_stack(program, Entry::Function(func, args), host)
 }
 
 fn on_big_stack(
     program: &Program,
-    call: Option<(FuncId, Vec<NestedValue>)>,
+    call: Entry,
     host: &mut (dyn Host + Send),
 ) -> Result<NestedValue, Diagnostic> {
     std::thread::scope(|scope| {
@@ -122,7 +138,7 @@ fn on_big_stack(
 /// Evaluates `program.main`, or calls a function with arguments, on the current thread.
 fn evaluate(
     program: &Program,
-    call: Option<(FuncId, Vec<NestedValue>)>,
+    call: Entry,
     host: &mut dyn Host,
     limits: Limits,
 ) -> Result<NestedValue, Diagnostic> {
@@ -140,11 +156,14 @@ fn evaluate(
     };
     let main = &program.main;
     let result = match call {
-        None => {
+        Entry::Main(args) => {
             interp.stack.resize(main.vars.len(), NestedValue::Bool(false));
+            for (&param, arg) in main.params.iter().zip(args) {
+                interp.stack[param as usize] = arg;
+            }
             interp.eval(Frame { func: main, base: 0 }, main.body)
         }
-        Some((func, args)) => {
+        Entry::Function(func, args) => {
             let span = program.functions.get(func as usize).map(|f| f.span(f.body)).unwrap_or_default();
             interp.stack.extend(args);
             interp.invoke(func, 0, span)

@@ -145,6 +145,11 @@ pub fn flatten_interruptibly(
     let mut flattener = Flattener::new(program, options);
     flattener.interrupt = interrupt;
     let main = &program.main;
+    if !main.params.is_empty() || main.ret != Type::Tuple(vec![]) {
+        // A session's statement: main takes earlier cells' values and returns its bindings.
+        let function = flattener.entry_function(main, "main".to_string())?;
+        return flattener.program(function);
+    }
     flattener.frames.push(Frame::new(main, 0));
     flattener.b.span = main.span(main.body);
     flattener.expr(main.body, ROOT)?;
@@ -163,27 +168,39 @@ pub fn flatten_entry(
 ) -> Result<ir::Program, Diagnostic> {
     let mut flattener = Flattener::new(program, options);
     let function = program.function(func);
-    let mut frame = Frame::new(function, 0);
-    let mut params = Vec::new();
-    for &p in &function.params {
-        let ty = &function.vars[p as usize].ty;
-        let vars: Vec<VarId> = ir::layout(ty, false)
-            .into_iter()
-            .map(|t| flattener.b.var(&function.vars[p as usize].name, t))
-            .collect();
-        params.extend(&vars);
-        // An entry point's caller passes whole, compact sequences (as `cpu::value_to_vars`
-        // lays them out), so the body can use their elements in place.
-        let rep = prims::mark_compact(seqs::from_layout(ty, &mut vars.into_iter()));
-        frame.vars[p as usize] = Some((rep, ROOT));
-    }
-    flattener.frames.push(frame);
-    flattener.b.span = function.span(function.body);
-    let result = flattener.expr(function.body, ROOT)?;
-    let results = flattener.canonical(&result, &function.ret, ROOT);
-    let body = Block { stmts: flattener.b.take_stmts(), results };
-    let function = flattener.finish(function.name.clone(), params, body)?;
+    let function = flattener.entry_function(function, function.name.clone())?;
     flattener.program(function)
+}
+
+impl<'c> Flattener<'c> {
+    /// `function` flattened as a host entry point (see `flatten_entry`).
+    fn entry_function(
+        &mut self,
+        function: &'c core::Function,
+        name: String,
+    ) -> Result<ir::Function, Diagnostic> {
+        let flattener = self;
+        let mut frame = Frame::new(function, 0);
+        let mut params = Vec::new();
+        for &p in &function.params {
+            let ty = &function.vars[p as usize].ty;
+            let vars: Vec<VarId> = ir::layout(ty, false)
+                .into_iter()
+                .map(|t| flattener.b.var(&function.vars[p as usize].name, t))
+                .collect();
+            params.extend(&vars);
+            // An entry point's caller passes whole, compact sequences (as `cpu::value_to_vars`
+            // lays them out), so the body can use their elements in place.
+            let rep = prims::mark_compact(seqs::from_layout(ty, &mut vars.into_iter()));
+            frame.vars[p as usize] = Some((rep, ROOT));
+        }
+        flattener.frames.push(frame);
+        flattener.b.span = function.span(function.body);
+        let result = flattener.expr(function.body, ROOT)?;
+        let results = flattener.canonical(&result, &function.ret, ROOT);
+        let body = Block { stmts: flattener.b.take_stmts(), results };
+        flattener.finish(name, params, body)
+    }
 }
 
 /// Runs the IR checker after flattening in debug builds and tests (Futhark's habit).
