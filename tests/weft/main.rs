@@ -4,4 +4,5 @@
 mod cli;
 mod lsp;
 mod lsp_client;
+mod repl;
 mod tidy;

@@ -199,6 +199,31 @@ pub fn download(gpu: &Gpu, value: &DeviceValue) -> Result<cpu::FlatValue, Diagno
     machine.host_value(value, TextRange::default())
 }
 
+/// Elements `start..start + len` of a value (clamped to its length), read back alone: a session
+/// shows the ends of a long sequence without reading the rest. A host scalar is itself.
+pub fn download_range(
+    gpu: &Gpu,
+    value: &DeviceValue,
+    start: usize,
+    len: usize,
+) -> Result<cpu::FlatValue, Diagnostic> {
+    let span = TextRange::default();
+    match value {
+        DeviceValue::Host(s) => Ok(cpu::FlatValue::Scalar(*s)),
+        DeviceValue::Device(v) => {
+            let start = start.min(v.len);
+            let part = DeviceVec { len: len.min(v.len - start), ..v.clone() };
+            let offset = if v.len == 0 { 0 } else { start as u64 * (v.bytes() / v.len as u64) };
+            let mut report = Report::default();
+            let mut machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, span))?;
+            let (data, error) =
+                gpu.read(&v.buffer, offset, part.bytes(), &machine.record).map_err(|e| gpu_error(e, span))?;
+            machine.check_record(error, span)?;
+            Ok(part.decode(&data))
+        }
+    }
+}
+
 /// A host for single ops: they print nothing and read no files.
 struct NoFiles;
 

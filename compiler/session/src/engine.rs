@@ -51,6 +51,8 @@ pub struct Engine {
     /// The file every statement compiles in; its text is replaced each time, so the database
     /// holds one statement's work, not the whole history.
     scratch: SourceFile,
+    /// For each definition, the last statement program that ran it: what `:fusion NAME` shows.
+    last_use: BTreeMap<String, Program>,
     /// Notices already shown (each once a session).
     notices: BTreeSet<String>,
     /// How many items of a sequence a shown value keeps at each level.
@@ -136,6 +138,7 @@ impl Engine {
             cells: Vec::new(),
             defs: BTreeMap::new(),
             globals: BTreeMap::new(),
+            last_use: BTreeMap::new(),
             scratch,
             notices: BTreeSet::new(),
             shown_items: 10,
@@ -173,6 +176,7 @@ impl Engine {
     pub fn reset(&mut self) {
         self.defs.clear();
         self.globals.clear();
+        self.last_use.clear();
     }
 
     /// Runs a cell; says whether it ran to the end. Whatever happens, the session stays usable:
@@ -221,7 +225,11 @@ impl Engine {
         let diagnostics = weft_analysis::file_diagnostics(self.session.db(), self.scratch);
         let failed = diagnostics.iter().any(|d| d.severity == Severity::Error);
         for d in diagnostics.iter().cloned() {
-            self.emit(&check, cell, d, None, events);
+            // A warning about an earlier cell's definition was shown with that cell.
+            let here = matches!(self.origin(&check, d.range), Some(Origin::Cell { .. }));
+            if here || d.severity == Severity::Error {
+                self.emit(&check, cell, d, None, events);
+            }
         }
         timing.compile += started.elapsed();
         if failed {
@@ -331,6 +339,11 @@ impl Engine {
         timing.compile += started.elapsed();
         let statement_number = self.statement_number(cell, range);
         let outputs = self.execute(cell, &program, statement_number, profile, timing, events)?;
+        for (_, origin) in &program.pieces {
+            if let Origin::Def { name, .. } = origin {
+                self.last_use.insert(name.clone(), program.clone());
+            }
+        }
         let started = Instant::now();
         for (name, value) in outputs {
             if name == RESULT {
@@ -400,7 +413,7 @@ impl Engine {
         let started = Instant::now();
         self.session.interrupt.clear();
         let outcome = compiled.and_then(|()| {
-            self.session.invoke(file, Entry::Main, args, backend, self.options, profile, events)
+            self.session.invoke((file, Entry::Main), args, (backend, self.options), profile, events)
         });
         timing.run += started.elapsed();
         if let (Some(before), Some(gpu)) = (device_before, self.session.device.current()) {
@@ -615,6 +628,29 @@ impl Engine {
 
     /// The event that shows a value: its text (shortened), its type with its lengths, its shape.
     pub fn describe(&self, value: &SessionValue) -> Result<Event, RunError> {
+        if let Some((n, head, last)) = self.session.device_ends(value, self.shown_items)? {
+            // Only the shown ends of a long device sequence are read back.
+            let (NestedValue::Seq(head), NestedValue::Seq(last)) = (&head, &last) else {
+                return Err(RunError::Runtime(Diagnostic::new(
+                    Code::InternalError,
+                    TextRange::default(),
+                    "internal error: a sequence's ends",
+                )));
+            };
+            let mut text = String::from("[");
+            for i in 0..head.len() {
+                interp::print::write_value(&mut text, &head.get(i));
+                text.push_str(", ");
+            }
+            text.push_str("…, ");
+            interp::print::write_value(&mut text, &last.get(0));
+            text.push(']');
+            return Ok(Event::Value {
+                text,
+                ty: format!("[{}; {n}]", value.ty.elem().map(ToString::to_string).unwrap_or_default()),
+                shape: Some(n.to_string()),
+            });
+        }
         let nested = self.session.nested(value)?;
         Ok(Event::Value {
             text: shortened(&nested, self.shown_items),

@@ -86,6 +86,11 @@ impl Session {
         }
     }
 
+    /// A session over `db` (say, one that logs the queries it executes).
+    pub fn with_database(db: Database, device: DeviceSlot) -> Session {
+        Session { db, ..Session::new(device) }
+    }
+
     pub fn db(&self) -> &Database {
         &self.db
     }
@@ -181,7 +186,7 @@ impl Session {
                 Diagnostic::new(Code::InvalidArgument, TextRange::default(), why).with_help(help),
             ));
         };
-        self.invoke(file, Entry::Function(func as u32), args, backend, options, false, events)
+        self.invoke((file, Entry::Function(func as u32)), args, (backend, options), false, events)
             .map(|(value, _)| value)
     }
 
@@ -190,11 +195,9 @@ impl Session {
     /// moved to where the executor needs them; a device value already there is not copied.
     pub(crate) fn invoke(
         &mut self,
-        file: SourceFile,
-        entry: Entry,
+        (file, entry): (SourceFile, Entry),
         args: Vec<SessionValue>,
-        backend: Backend,
-        options: Options,
+        (backend, options): (Backend, Options),
         profile: bool,
         events: &mut (dyn FnMut(Event) + Send),
     ) -> Result<(SessionValue, Option<weft_gpu::Report>), RunError> {
@@ -284,6 +287,47 @@ impl Session {
             ty: value.ty.to_string(),
             shape: shape_text(&nested),
         })
+    }
+
+    /// A device sequence of scalars longer than `items`: its length, its first `items - 1`
+    /// elements and its last, read back alone (the rest stays on the device). `None` for
+    /// anything else, which is read back whole to be shown.
+    pub(crate) fn device_ends(
+        &self,
+        value: &SessionValue,
+        items: usize,
+    ) -> Result<Option<(usize, interp::NestedValue, interp::NestedValue)>, RunError> {
+        let (weft_core::types::Type::Seq(elem), Repr::Device(vars)) = (&value.ty, &value.repr) else {
+            return Ok(None);
+        };
+        let ([offset, length, data], weft_core::types::Type::Scalar(_)) = (vars.as_slice(), &**elem) else {
+            return Ok(None);
+        };
+        let gpu = self.device_of_values()?;
+        let read = |v, start, len| weft_gpu::download_range(&gpu, v, start, len).map_err(RunError::Runtime);
+        let count = |v| -> Result<usize, RunError> {
+            let n = match read(v, 0, 1)? {
+                cpu::FlatValue::Scalar(s) => s.as_int(),
+                cpu::FlatValue::Vector(b) => b.get(0).and_then(|s| s.as_int()),
+                cpu::FlatValue::Progression(_) => None,
+            };
+            Ok(usize::try_from(n.unwrap_or(0)).unwrap_or(0))
+        };
+        let (offset, n) = (count(offset)?, count(length)?);
+        if n <= items {
+            return Ok(None);
+        }
+        let seq = |part: cpu::FlatValue, len: usize| {
+            let vars = [
+                cpu::FlatValue::Scalar(cpu::ScalarValue::I32(0)),
+                cpu::FlatValue::Scalar(cpu::ScalarValue::I32(len as i32)),
+                part,
+            ];
+            cpu::try_vars_to_value(&value.ty, &vars).map_err(|why| RunError::Runtime(internal(why)))
+        };
+        let head = seq(read(data, offset, items - 1)?, items - 1)?;
+        let last = seq(read(data, offset + n - 1, 1)?, 1)?;
+        Ok(Some((n, head, last)))
     }
 
     /// The value's flat variables on the host.

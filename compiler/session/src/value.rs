@@ -43,7 +43,7 @@ impl SessionValue {
                         let wide = matches!(**buffer, cpu::Buffer::I64(_) | cpu::Buffer::F64(_));
                         buffer.len() as u64 * if wide { 8 } else { 4 }
                     }
-                    _ => 8,
+                    _ => 4,
                 })
                 .sum(),
             Repr::Device(vars) => vars

@@ -5,6 +5,7 @@
 mod boundary;
 mod common;
 mod cpu_executor;
+mod engine;
 mod flatten_ir;
 mod flatten_properties;
 mod fusion_rules;
