@@ -52,20 +52,29 @@ fn round_trip(backend: Backend) -> Option<String> {
     ))
 }
 
-/// The p50 compile time of a one-line cell after `earlier` cells (half values, half
-/// definitions).
-fn compile_after(earlier: usize) -> Duration {
+/// A CPU session after `earlier` cells (values and definitions, alternately; the last a value).
+fn session_after(earlier: usize) -> Engine {
     let mut engine = Engine::new(Session::default(), Some(Backend::Cpu), Options::default());
     for i in 0..earlier {
         let text =
             if i % 2 == 0 { format!("v{i} = {i}") } else { format!("def f{i}(x):\n    return x + {i}\n") };
         engine.run_cell(&text, &mut |_| {});
     }
-    let mut compile: Vec<Duration> = (0..60)
-        .filter_map(|i| engine.run_cell_timed(&format!("v0 + f1({i})"), false, &mut |_| {}))
-        .map(|t| t.compile)
-        .collect();
-    percentile(&mut compile, 0.5)
+    engine
+}
+
+/// The p50 compile times of a one-line cell in each of two sessions, measured alternately so
+/// that the machine's drift affects both alike.
+fn compile_times(sessions: &mut [Engine; 2]) -> [Duration; 2] {
+    let mut times = [Vec::new(), Vec::new()];
+    for i in 0..400 {
+        for (engine, times) in sessions.iter_mut().zip(times.iter_mut()) {
+            if let Some(timing) = engine.run_cell_timed(&format!("v0 * 2 + {i}"), false, &mut |_| {}) {
+                times.push(timing.compile);
+            }
+        }
+    }
+    times.map(|mut t| percentile(&mut t, 0.5))
 }
 
 fn main() {
@@ -75,10 +84,9 @@ fn main() {
             None => println!("{}: did not run (no adapter?)", backend.name()),
         }
     }
-    let one = compile_after(1);
-    let many = compile_after(200);
+    let [one, many] = compile_times(&mut [session_after(1), session_after(201)]);
     println!(
-        "compile of a one-line cell: after 1 cell {:.2} ms, after 200 cells {:.2} ms ({:.2}x)",
+        "compile of a one-line cell: after 1 cell {:.3} ms, after 201 cells {:.3} ms ({:.2}x)",
         ms(one),
         ms(many),
         many.as_secs_f64() / one.as_secs_f64()
