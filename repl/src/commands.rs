@@ -14,7 +14,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("fusion", "EXPR: the fusion plan of computing it"),
     ("wgsl", "EXPR: the GPU kernels of computing it"),
     ("ir", "EXPR: the flat IR of computing it"),
-    ("time", "EXPR: run it, and time compiling, running (uploads included) and reading back"),
+    ("time", "EXPR: run it, and time compiling, uploading, running and reading back apart"),
     ("profile", "EXPR: run it on the GPU executor with the --profile tables"),
     ("load", "FILE: run a file's statements as a cell"),
     ("reload", "run the last loaded file again"),
@@ -76,11 +76,12 @@ pub fn run(repl: &mut Repl, command: &str) -> bool {
             Some(ty) => println!("{argument} : {ty}"),
             None => ok = false,
         },
-        "shape" => match engine.evaluate(argument, false, &mut |e| render(e, color)) {
-            Some((value, _)) => match engine.shape_of(&value) {
+        "shape" => match engine.evaluate(":shape", argument, false, &mut |e| render(e, color)) {
+            Some((Some(value), _)) => match engine.shape_of(&value) {
                 Ok((ty, shape)) => println!("{ty} (shape {})", shape.unwrap_or_else(|| "scalar".to_string())),
                 Err(_) => ok = false,
             },
+            Some((None, _)) => println!("{argument} has no value"),
             None => ok = false,
         },
         "fusion" | "wgsl" | "ir" => {
@@ -100,23 +101,24 @@ pub fn run(repl: &mut Repl, command: &str) -> bool {
             if profile {
                 engine.set_backend(Some(Backend::Gpu));
             }
-            let outcome = engine.evaluate(argument, profile, &mut |e| render(e, color));
+            let outcome = engine.evaluate(&format!(":{name}"), argument, profile, &mut |e| render(e, color));
             engine.set_backend(previous);
             match outcome {
                 Some((value, mut timing)) => {
                     let started = std::time::Instant::now();
-                    if let Ok(event) = engine.describe(&value) {
+                    if let Some(Ok(event)) = value.map(|value| engine.describe(&value)) {
                         render(event, color);
                     }
                     timing.download += started.elapsed();
                     if !profile {
                         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
                         println!(
-                            "compile {:.2} ms, run {:.2} ms ({} launches, {} bytes uploaded), read back and show {:.2} ms",
+                            "compile {:.2} ms, upload {:.2} ms ({} bytes), run {:.2} ms ({} launches), read back and show {:.2} ms",
                             ms(timing.compile),
+                            ms(timing.upload),
+                            timing.bytes_uploaded,
                             ms(timing.run),
                             timing.launches,
-                            timing.bytes_uploaded,
                             ms(timing.download)
                         );
                     }

@@ -126,13 +126,21 @@ fn piped_loop(repl: &mut Repl) {
     let mut buffer = String::new();
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
-        let starts_statement = !line.starts_with([' ', '\t']) && !line.trim().is_empty();
-        let continues = ["elif", "else"].iter().any(|k| line.trim_start().starts_with(k));
+        let starts_statement = !line.starts_with([' ', '\t', '#']) && !line.trim().is_empty();
+        let first_word = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+        let continues = matches!(first_word, "elif" | "else");
         if !buffer.is_empty() && starts_statement && !continues && in_open_block(&buffer) {
             let input = std::mem::take(&mut buffer);
             if !repl.input(&input) {
                 return;
             }
+        }
+        if buffer.is_empty() && line.trim_start().starts_with(':') {
+            // A command is one line.
+            if !repl.input(&line) {
+                return;
+            }
+            continue;
         }
         buffer.push_str(&line);
         buffer.push('\n');
@@ -212,10 +220,11 @@ impl Completer for ReplHelper {
 
     fn complete(&self, line: &str, pos: usize, _ctx: &Context<'_>) -> rustyline::Result<(usize, Vec<Pair>)> {
         let start = word_start(line, pos);
-        if line.starts_with(':') && !line[..pos].contains(' ') {
+        if pos >= 1 && line.starts_with(':') && !line[..pos].contains(' ') {
+            let typed = line.get(1..pos).unwrap_or("");
             let pairs = commands::COMMANDS
                 .iter()
-                .filter(|(name, _)| name.starts_with(&line[1..pos]))
+                .filter(|(name, _)| name.starts_with(typed))
                 .map(|(name, _)| Pair { display: format!(":{name}"), replacement: format!(":{name}") })
                 .collect();
             return Ok((0, pairs));

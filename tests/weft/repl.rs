@@ -189,3 +189,16 @@ fn tempdir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     dir
 }
+
+#[test]
+fn time_and_profile_report_their_parts() {
+    let (text, status) = piped("cpu", ":time sum(range(10))\n");
+    assert_eq!(status, 0, "{text}");
+    assert!(text.contains("45 : i32\ncompile "), "{text}");
+    assert!(text.contains(" ms, upload ") && text.contains("read back and show"), "{text}");
+    if gpu_available() {
+        let (text, status) = piped("cpu", "xs = [1.0, 2.0]\n:profile sum(xs)\n");
+        assert_eq!(status, 0, "{text}");
+        assert!(text.contains("3.0 : f32") && text.contains("launches"), "{text}");
+    }
+}

@@ -42,8 +42,11 @@ pub struct Engine {
     /// `None`: the default policy chooses per statement (`default_backend`).
     backend: Option<Backend>,
     options: Options,
-    /// Every cell's text, by number less one.
-    cells: Vec<String>,
+    /// Every source the engine compiled, by id less one: each cell, and each expression a
+    /// command asked about, with the name diagnostics show (`cell[4]`, `:type`).
+    cells: Vec<(String, String)>,
+    /// How many cells have been run (commands' expressions are not cells).
+    numbered: usize,
     /// The live definitions, by name: the last `def` of each.
     defs: BTreeMap<String, Def>,
     /// The top-level values, by name.
@@ -52,7 +55,7 @@ pub struct Engine {
     /// holds one statement's work, not the whole history.
     scratch: SourceFile,
     /// For each definition, the last statement program that ran it: what `:fusion NAME` shows.
-    last_use: BTreeMap<String, Program>,
+    last_use: BTreeMap<String, (usize, std::sync::Arc<Program>)>,
     /// Notices already shown (each once a session).
     notices: BTreeSet<String>,
     /// How many items of a sequence a shown value keeps at each level.
@@ -92,7 +95,9 @@ pub struct VarInfo {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Timing {
     pub compile: Duration,
-    /// Running, uploads of host values included.
+    /// Moving host values to the device for a GPU run.
+    pub upload: Duration,
+    /// Running (launches and waiting for the device included), uploads excluded.
     pub run: Duration,
     /// Reading the result back and formatting it.
     pub download: Duration,
@@ -136,6 +141,7 @@ impl Engine {
             backend,
             options,
             cells: Vec::new(),
+            numbered: 0,
             defs: BTreeMap::new(),
             globals: BTreeMap::new(),
             last_use: BTreeMap::new(),
@@ -164,7 +170,27 @@ impl Engine {
 
     /// The number the next cell gets.
     pub fn next_cell(&self) -> usize {
-        self.cells.len() + 1
+        self.numbered + 1
+    }
+
+    /// Stores a source; gives its id.
+    fn add_source(&mut self, name: String, text: &str) -> usize {
+        self.cells.push((name, text.to_string()));
+        self.cells.len()
+    }
+
+    /// How a message names a source: `cell 5`, or the command's name.
+    fn label_of(&self, id: usize) -> String {
+        let name = self.source_of(id).0;
+        match name.strip_prefix("cell[").and_then(|rest| rest.strip_suffix(']')) {
+            Some(number) => format!("cell {number}"),
+            None => name,
+        }
+    }
+
+    /// A source's name and text.
+    fn source_of(&self, id: usize) -> (String, String) {
+        id.checked_sub(1).and_then(|i| self.cells.get(i)).cloned().unwrap_or_default()
     }
 
     /// The source name of cell `n`, as diagnostics show it.
@@ -194,8 +220,10 @@ impl Engine {
         profile: bool,
         events: &mut (dyn FnMut(Event) + Send),
     ) -> Option<Timing> {
-        self.cells.push(text.to_string());
-        let cell = self.cells.len();
+        self.numbered += 1;
+        let cell = self.add_source(Engine::cell_name(self.numbered), text);
+        // A request to stop made while this cell compiles or between its statements counts.
+        self.session.interrupt.clear();
         let mut timing = Timing::default();
         let started = Instant::now();
         let parse = weft_syntax::parse(text);
@@ -216,8 +244,8 @@ impl Engine {
             .collect();
         if !broken.is_empty() {
             for (def_cell, diagnostic) in broken {
-                let text = self.cells[def_cell - 1].clone();
-                events(Event::Diagnostic { diagnostic, source: Engine::cell_name(def_cell), text });
+                let (source, text) = self.source_of(def_cell);
+                events(Event::Diagnostic { diagnostic, source, text });
             }
             return None;
         }
@@ -240,6 +268,12 @@ impl Engine {
             if statement.kind() == FUNCTION_DEF {
                 self.define(cell, statement, events);
                 continue;
+            }
+            if self.session.interrupt.is_requested() {
+                let d = weft_exec::interrupted(statement.text_range());
+                let (source, text) = self.source_of(cell);
+                events(Event::Diagnostic { diagnostic: d, source, text });
+                return None;
             }
             let show = index == last && is_shown_expression(statement);
             match self.run_statement(cell, statement, show, profile, &mut timing, events) {
@@ -276,17 +310,16 @@ impl Engine {
             self.load(&program);
             let diagnostics = weft_analysis::file_diagnostics(self.session.db(), self.scratch);
             let mut broken = Vec::new();
-            for d in diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned() {
-                let why = format!("`{dependant}` (cell {}) no longer type-checks", def.cell);
+            // An error in another definition it uses is that definition's own report.
+            let own = |d: &&Diagnostic| matches!(self.origin(&program, d.range), Some(Origin::Cell { .. }));
+            for d in diagnostics.iter().filter(|d| d.severity == Severity::Error).filter(own).cloned() {
+                let why = format!("`{dependant}` ({}) no longer type-checks", self.label_of(def.cell));
                 let d = Diagnostic { message: format!("{why}: {}", d.message), ..d };
                 let d =
                     d.with_help(format!("redefine `{dependant}`, or `{name}` as it was, to use it again"));
-                let (_, d) = self.map(&program, def.cell, d, None);
-                events(Event::Diagnostic {
-                    diagnostic: d.clone(),
-                    source: Engine::cell_name(def.cell),
-                    text: self.cells[def.cell - 1].clone(),
-                });
+                let (def_cell, d) = self.map(&program, def.cell, d, None, false);
+                let (source, text) = self.source_of(def_cell);
+                events(Event::Diagnostic { diagnostic: d.clone(), source, text });
                 broken.push(d);
             }
             if let Some(def) = self.defs.get_mut(&dependant) {
@@ -339,9 +372,10 @@ impl Engine {
         timing.compile += started.elapsed();
         let statement_number = self.statement_number(cell, range);
         let outputs = self.execute(cell, &program, statement_number, profile, timing, events)?;
+        let shared = std::sync::Arc::new(program.clone());
         for (_, origin) in &program.pieces {
             if let Origin::Def { name, .. } = origin {
-                self.last_use.insert(name.clone(), program.clone());
+                self.last_use.insert(name.clone(), (cell, shared.clone()));
             }
         }
         let started = Instant::now();
@@ -364,17 +398,19 @@ impl Engine {
     /// Computes `expr` without binding anything: `:time`, `:shape` and `:profile`.
     pub fn evaluate(
         &mut self,
+        command: &str,
         expr: &str,
         profile: bool,
         events: &mut (dyn FnMut(Event) + Send),
-    ) -> Option<(SessionValue, Timing)> {
+    ) -> Option<(Option<SessionValue>, Timing)> {
         let mut timing = Timing::default();
         let started = Instant::now();
-        let program = self.expression_program(expr);
+        self.session.interrupt.clear();
+        let (cell, program) = self.expression_program(command, expr);
         timing.compile += started.elapsed();
-        let cell = self.cells.len();
         let outputs = self.execute(cell, &program, 1, profile, &mut timing, events).ok()?;
-        outputs.into_iter().find(|(name, _)| name == RESULT).map(|(_, value)| (value, timing))
+        let value = outputs.into_iter().find(|(name, _)| name == RESULT).map(|(_, value)| value);
+        Some((value, timing))
     }
 
     /// Compiles and runs a statement's program; gives the values of its outputs that were
@@ -411,11 +447,12 @@ impl Engine {
         timing.compile += started.elapsed();
         let device_before = self.session.device.current().map(|gpu| gpu.stats());
         let started = Instant::now();
-        self.session.interrupt.clear();
         let outcome = compiled.and_then(|()| {
             self.session.invoke((file, Entry::Main), args, (backend, self.options), profile, events)
         });
-        timing.run += started.elapsed();
+        let upload = self.session.last_upload;
+        timing.upload += upload;
+        timing.run += started.elapsed().saturating_sub(upload);
         if let (Some(before), Some(gpu)) = (device_before, self.session.device.current()) {
             let after = gpu.stats();
             timing.bytes_uploaded += after.bytes_uploaded.saturating_sub(before.bytes_uploaded);
@@ -476,7 +513,7 @@ impl Engine {
 
     /// The statement's position in its cell (1-based).
     fn statement_number(&self, cell: usize, range: TextRange) -> usize {
-        let parse = weft_syntax::parse(&self.cells[cell - 1]);
+        let parse = weft_syntax::parse(&self.source_of(cell).1);
         parse.syntax().children().take_while(|s| s.text_range().start() < range.start()).count() + 1
     }
 
@@ -569,27 +606,34 @@ impl Engine {
         note: Option<String>,
         events: &mut (dyn FnMut(Event) + Send),
     ) {
-        let (origin_cell, diagnostic) = self.map(program, cell, d, note);
-        let text = self.cells.get(origin_cell - 1).cloned().unwrap_or_default();
-        events(Event::Diagnostic { diagnostic, source: Engine::cell_name(origin_cell), text });
+        let compile_time = d.code != Code::Interrupted && !d.code.as_str().starts_with("E04");
+        let (origin_cell, diagnostic) = self.map(program, cell, d, note, compile_time);
+        let (source, text) = self.source_of(origin_cell);
+        events(Event::Diagnostic { diagnostic, source, text });
     }
 
-    /// `d`, reported against `program`'s text, against the cell it came from instead.
+    /// `d`, reported against `program`'s text, against the cell it came from instead. A
+    /// compile-time error inside an earlier cell's definition says that definition no longer
+    /// type-checks.
     fn map(
         &self,
         program: &Program,
         cell: usize,
         mut d: Diagnostic,
         note: Option<String>,
+        compile_time: bool,
     ) -> (usize, Diagnostic) {
         let origin = self.origin(program, d.range);
         let (origin_cell, range) = self.locate(program, cell, d.range);
         d.range = range;
         if let Some(Origin::Def { name, cell: def_cell, .. }) = origin
             && def_cell != cell
+            && compile_time
+            && d.severity == Severity::Error
             && !d.message.contains("no longer type-checks")
         {
-            d.message = format!("`{name}` (cell {def_cell}) no longer type-checks: {}", d.message);
+            d.message =
+                format!("`{name}` ({}) no longer type-checks: {}", self.label_of(def_cell), d.message);
         }
         d.labels.retain_mut(|label| {
             let (label_cell, range) = self.locate(program, cell, label.range);
@@ -617,18 +661,27 @@ impl Engine {
                 (*cell, TextRange::at(start, len))
             }
             _ => {
-                let first = program.pieces.iter().find_map(|(_, origin)| match origin {
-                    Origin::Cell { cell: c, offset } if *c == cell => Some(*offset),
-                    _ => None,
-                });
-                (cell, TextRange::empty(first.unwrap_or_default()))
+                // Engine-written text before the cell's statement maps to its start; after it
+                // (the closing bracket of `__result__ = (...)`), to its end.
+                let own = program
+                    .pieces
+                    .iter()
+                    .find(|(_, origin)| matches!(origin, Origin::Cell { cell: c, .. } if *c == cell));
+                let at = match own {
+                    Some((piece, Origin::Cell { offset, .. })) if range.start() >= piece.end() => {
+                        *offset + piece.len()
+                    }
+                    Some((_, Origin::Cell { offset, .. })) => *offset,
+                    _ => TextSize::default(),
+                };
+                (cell, TextRange::empty(at))
             }
         }
     }
 
     /// The event that shows a value: its text (shortened), its type with its lengths, its shape.
     pub fn describe(&self, value: &SessionValue) -> Result<Event, RunError> {
-        if let Some((n, head, last)) = self.session.device_ends(value, self.shown_items)? {
+        if let Some((n, head, last)) = self.session.device_ends(value, self.shown_items.max(2))? {
             // Only the shown ends of a long device sequence are read back.
             let (NestedValue::Seq(head), NestedValue::Seq(last)) = (&head, &last) else {
                 return Err(RunError::Runtime(Diagnostic::new(
@@ -717,7 +770,7 @@ impl Engine {
                 .copied()?;
             return Some(weft_analysis::infer::function_scheme(db, function).to_string());
         }
-        let program = self.expression_program(expr);
+        let (cell, program) = self.expression_program(":type", expr);
         let core = pipeline::core_program(self.session.db(), self.scratch);
         match core {
             Ok(core) => match &core.main.ret {
@@ -725,7 +778,6 @@ impl Engine {
                 other => Some(other.to_string()),
             },
             Err(diagnostics) => {
-                let cell = self.cells.len();
                 for d in diagnostics.clone() {
                     self.emit(&program, cell, d, None, events);
                 }
@@ -734,15 +786,18 @@ impl Engine {
         }
     }
 
-    /// Loads the program that computes `expr` into the scratch file (as a cell of its own).
-    fn expression_program(&mut self, expr: &str) -> Program {
-        self.cells.push(expr.to_string());
-        let cell = self.cells.len();
+    /// Loads the program that computes `expr` (the argument of command `command`) into the
+    /// scratch file; gives its source's id and the program.
+    fn expression_program(&mut self, command: &str, expr: &str) -> (usize, Program) {
+        let cell = self.add_source(command.to_string(), expr);
         let pieces = [(TextSize::from(0), expr.to_string())];
-        let mut program = self.program(cell, &pieces, &BTreeSet::new(), true, &BTreeSet::new());
-        program.interface.outputs = vec![RESULT.to_string()];
+        // A `print(...)` has no value to keep.
+        let parse = weft_syntax::parse(expr);
+        let valued = parse.syntax().children().next().is_none_or(|s| is_shown_expression(&s));
+        let mut program = self.program(cell, &pieces, &BTreeSet::new(), valued, &BTreeSet::new());
+        program.interface.outputs = if valued { vec![RESULT.to_string()] } else { Vec::new() };
         self.load(&program);
-        program
+        (cell, program)
     }
 
     /// The fusion plan (`weft fusion`'s text), the kernels (`weft wgsl`) or the flat IR
@@ -753,7 +808,19 @@ impl Engine {
         expr: &str,
         events: &mut (dyn FnMut(Event) + Send),
     ) -> Option<String> {
-        let program = self.expression_program(expr);
+        let command = match what {
+            Listing::Fusion => ":fusion",
+            Listing::Wgsl => ":wgsl",
+            Listing::Ir => ":ir",
+        };
+        let (cell, program) = match self.last_use.get(expr.trim()) {
+            Some((cell, program)) if !self.globals.contains_key(expr.trim()) => {
+                let (cell, program) = (*cell, program.as_ref().clone());
+                self.load(&program);
+                (cell, program)
+            }
+            _ => self.expression_program(command, expr),
+        };
         let db = self.session.db();
         let file = self.scratch;
         let options = match self.session.device.current() {
@@ -775,7 +842,6 @@ impl Engine {
         match result {
             Ok(text) => Some(text),
             Err(diagnostics) => {
-                let cell = self.cells.len();
                 for d in diagnostics {
                     self.emit(&program, cell, d, None, events);
                 }

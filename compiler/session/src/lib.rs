@@ -68,6 +68,8 @@ pub struct Session {
     interrupt: Interrupt,
     /// Where programs load their data files from.
     directory: PathBuf,
+    /// How long the last GPU call spent moving host arguments to the device (`:time`).
+    pub(crate) last_upload: std::time::Duration,
 }
 
 impl Default for Session {
@@ -83,6 +85,7 @@ impl Session {
             device,
             interrupt: Interrupt::default(),
             directory: PathBuf::new(),
+            last_upload: std::time::Duration::ZERO,
         }
     }
 
@@ -202,6 +205,7 @@ impl Session {
         events: &mut (dyn FnMut(Event) + Send),
     ) -> Result<(SessionValue, Option<weft_gpu::Report>), RunError> {
         let core = pipeline::core_program(&self.db, file).map_err(RunError::Compile)?;
+        self.last_upload = std::time::Duration::ZERO;
         let ret = match entry {
             Entry::Main => core.main.ret.clone(),
             Entry::Function(func) => core.functions[func as usize].ret.clone(),
@@ -244,6 +248,7 @@ impl Session {
                 let options = options.for_gpu(gpu.limits.max_storage_buffers_per_shader_stage);
                 let program = &fused(&self.db, file, entry, options)?.program;
                 let mut vars = Vec::new();
+                let uploading = std::time::Instant::now();
                 for arg in &args {
                     match &arg.repr {
                         Repr::Device(values) => vars.extend(values.iter().cloned()),
@@ -254,6 +259,7 @@ impl Session {
                         }
                     }
                 }
+                self.last_upload = uploading.elapsed();
                 let (results, report) =
                     weft_gpu::call_reported(&gpu, program, program.main, vars, &mut host, profile)
                         .map_err(RunError::Runtime)?;

@@ -41,12 +41,16 @@ pub fn input_status(text: &str) -> InputStatus {
     if depth > 0 || open_string {
         return InputStatus::Incomplete { indent: indent_of(last) };
     }
-    let code = last.split('#').next().unwrap_or("").trim_end();
-    if code.ends_with(':') || code.ends_with('\\') {
+    // The last token that is not trivia (a `#` inside a string is no comment).
+    let last_token =
+        lexed.tokens.iter().map(|t| t.kind).rfind(|k| {
+            !k.is_trivia() && !matches!(k, NEWLINE | BLANK_NEWLINE | INDENT | DEDENT | COMMENT | EOF)
+        });
+    if last_token == Some(COLON) || last.trim_end().ends_with('\\') {
         return InputStatus::Incomplete { indent: format!("{}    ", indent_of(last)) };
     }
-    // Inside a block, an empty line ends the input.
-    let in_block = lines.iter().skip(1).any(|l| l.starts_with([' ', '\t']) && !l.trim().is_empty());
+    // Inside a block (an indented line outside brackets), an empty line ends the input.
+    let in_block = lexed.tokens.iter().any(|t| t.kind == INDENT);
     if in_block && !text.ends_with('\n') {
         return InputStatus::Incomplete { indent: indent_of(last) };
     }
@@ -69,5 +73,8 @@ mod tests {
         assert_eq!(input_status("x = 1)"), InputStatus::Invalid);
         assert_eq!(input_status("s = \"\"\"abc"), incomplete(""));
         assert_eq!(input_status(""), InputStatus::Complete);
+        assert_eq!(input_status("if s == \"#\":"), incomplete("    "));
+        assert_eq!(input_status("xs = [\n    1,\n]"), InputStatus::Complete);
+        assert_eq!(input_status("x = 1  # a comment:"), InputStatus::Complete);
     }
 }

@@ -103,6 +103,18 @@ fn a_run_time_error_keeps_what_the_earlier_statements_bound() {
 }
 
 #[test]
+fn a_run_time_error_inside_an_earlier_definition_points_into_its_cell() {
+    let mut e = engine(Backend::Cpu);
+    cell(&mut e, "def at(xs, i):\n    return xs[i]\n");
+    let (ok, out) = cell(&mut e, "at([1, 2], 5)");
+    assert!(!ok);
+    assert!(out.starts_with("cell[1] E0400 index 5 is out of range"), "{out}");
+    // Commands' expressions are not cells: the next cell is still number 3.
+    assert_eq!(e.type_of("at([1], 0)", &mut |_| {}), Some("i32".to_string()));
+    assert_eq!(e.next_cell(), 3);
+}
+
+#[test]
 fn a_run_time_error_is_located_in_its_cell_and_names_its_statement() {
     let mut e = engine(Backend::Interp);
     let mut diagnostics = Vec::new();
