@@ -86,6 +86,9 @@ fn a_piped_session_without_errors_exits_0() {
     assert_eq!((text.as_str(), status), ("--- stdout\n2 : i32\n--- stderr\n", 0));
 }
 
+/// What rustyline writes when it stops reading a line (it turns bracketed paste off).
+const LINE_DONE: &str = "\u{1b}[?2004l";
+
 /// A REPL in a pseudo-terminal, with its history in `state`.
 fn terminal(backend: &str, state: &Path) -> PtySession {
     let mut command = Command::new(env!("CARGO_BIN_EXE_weft"));
@@ -150,13 +153,18 @@ fn ctrl_c_interrupts_a_long_computation_on_every_executor_and_keeps_the_session(
         // At the prompt, Ctrl-C clears the line.
         type_keys(&mut repl, "this is not run");
         repl.send_control('c').unwrap();
+        // Each accepted or cancelled line ends rustyline's raw mode (bracketed paste off); only
+        // then is a prompt a new one rather than the line being redrawn.
+        repl.exp_string(LINE_DONE).unwrap();
         repl.exp_string("[2]> ").unwrap();
         type_line(&mut repl, "i = 0");
         repl.exp_string("[3]> ").unwrap();
         type_line(&mut repl, "while i >= 0:");
         type_line(&mut repl, "    i = i + 1");
         type_line(&mut repl, "");
-        std::thread::sleep(std::time::Duration::from_millis(500));
+        // The loop runs once the input is accepted.
+        repl.exp_string(LINE_DONE).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
         repl.send_control('c').unwrap();
         repl.exp_string("interrupted").unwrap_or_else(|e| panic!("{backend}: {e}"));
         repl.exp_string("[4]> ").unwrap();
