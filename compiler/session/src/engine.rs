@@ -450,7 +450,7 @@ impl Engine {
         let outcome = compiled.and_then(|()| {
             self.session.invoke((file, Entry::Main), args, (backend, self.options), profile, events)
         });
-        let upload = self.session.last_upload;
+        let upload = outcome.as_ref().map_or(Duration::ZERO, |invoked| invoked.upload);
         timing.upload += upload;
         timing.run += started.elapsed().saturating_sub(upload);
         if let (Some(before), Some(gpu)) = (device_before, self.session.device.current()) {
@@ -459,7 +459,7 @@ impl Engine {
             timing.bytes_read_back += after.bytes_read_back.saturating_sub(before.bytes_read_back);
         }
         let (result, report) = match outcome {
-            Ok(done) => done,
+            Ok(invoked) => (invoked.value, invoked.report),
             Err(error) => {
                 let diagnostics = match error {
                     RunError::Compile(diagnostics) => diagnostics,

@@ -44,6 +44,14 @@ pub(crate) enum Entry {
     Function(weft_core::FuncId),
 }
 
+/// What `Session::invoke` gives: the result, the GPU executor's report for a GPU run, and the
+/// time spent moving host arguments to the device (`:time`).
+pub(crate) struct Invoked {
+    pub value: SessionValue,
+    pub report: Option<weft_gpu::Report>,
+    pub upload: std::time::Duration,
+}
+
 /// What a run tells its front end, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
@@ -68,8 +76,6 @@ pub struct Session {
     interrupt: Interrupt,
     /// Where programs load their data files from.
     directory: PathBuf,
-    /// How long the last GPU call spent moving host arguments to the device (`:time`).
-    pub(crate) last_upload: std::time::Duration,
 }
 
 impl Default for Session {
@@ -85,7 +91,6 @@ impl Session {
             device,
             interrupt: Interrupt::default(),
             directory: PathBuf::new(),
-            last_upload: std::time::Duration::ZERO,
         }
     }
 
@@ -190,7 +195,7 @@ impl Session {
             ));
         };
         self.invoke((file, Entry::Function(func as u32)), args, (backend, options), false, events)
-            .map(|(value, _)| value)
+            .map(|invoked| invoked.value)
     }
 
     /// Runs `entry` of `file`'s program with `args` on `backend` and gives its result, with the
@@ -203,9 +208,9 @@ impl Session {
         (backend, options): (Backend, Options),
         profile: bool,
         events: &mut (dyn FnMut(Event) + Send),
-    ) -> Result<(SessionValue, Option<weft_gpu::Report>), RunError> {
+    ) -> Result<Invoked, RunError> {
         let core = pipeline::core_program(&self.db, file).map_err(RunError::Compile)?;
-        self.last_upload = std::time::Duration::ZERO;
+        let mut upload = std::time::Duration::ZERO;
         let ret = match entry {
             Entry::Main => core.main.ret.clone(),
             Entry::Function(func) => core.functions[func as usize].ret.clone(),
@@ -259,14 +264,14 @@ impl Session {
                         }
                     }
                 }
-                self.last_upload = uploading.elapsed();
+                upload = uploading.elapsed();
                 let (results, report) =
                     weft_gpu::call_reported(&gpu, program, program.main, vars, &mut host, profile)
                         .map_err(RunError::Runtime)?;
                 (Repr::Device(results), Some(report))
             }
         };
-        Ok((SessionValue { ty: ret, repr }, report))
+        Ok(Invoked { value: SessionValue { ty: ret, repr }, report, upload })
     }
 
     /// The value as the interpreter represents it, read back from the device if it is there.
