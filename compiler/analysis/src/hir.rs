@@ -54,6 +54,18 @@ impl Body {
         &self.exprs[id as usize]
     }
 
+    /// The text of a call's one argument when it is a string literal (the path of `load_npy`,
+    /// the name `__session_input__` reads).
+    pub fn string_argument(&self, args: &[ExprId]) -> Option<&str> {
+        match args {
+            [a] => match self.expr(*a) {
+                Expr::Literal(Literal::Str(text)) => Some(text),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     pub fn expr_range(&self, id: ExprId) -> TextRange {
         self.expr_ranges[id as usize]
     }

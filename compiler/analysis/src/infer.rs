@@ -1635,13 +1635,7 @@ impl<'a> GroupInferrer<'a> {
     ) -> Type {
         let body = state.body;
         state.expr_types[callee as usize] = Type::Tuple(vec![]);
-        let name = match args {
-            [a] => match body.expr(*a) {
-                hir::Expr::Literal(Literal::Str(name)) => Some(name.clone()),
-                _ => None,
-            },
-            _ => None,
-        };
+        let name = body.string_argument(args);
         for &a in args {
             state.expr_types[a as usize] = Type::Tuple(vec![]);
         }
@@ -1673,7 +1667,7 @@ impl<'a> GroupInferrer<'a> {
             return self.infer_session_input(state, id, callee, args);
         }
         if matches!(name, "load_npy" | "load_csv") {
-            let ok = matches!(args, [a] if matches!(body.expr(*a), hir::Expr::Literal(Literal::Str(_))));
+            let ok = body.string_argument(args).is_some();
             for &a in args {
                 state.expr_types[a as usize] = Type::Tuple(vec![]);
             }

@@ -1545,12 +1545,9 @@ impl<'a> Mono<'a> {
         let body = ctx.body;
         if name == crate::db::SESSION_INPUT {
             let interface = self.file.interface(self.db);
-            let input = args.first().and_then(|a| match body.expr(*a) {
-                hir::Expr::Literal(hir::Literal::Str(name)) => {
-                    interface.inputs.iter().position(|(n, _)| n == name)
-                }
-                _ => None,
-            });
+            let input = body
+                .string_argument(args)
+                .and_then(|name| interface.inputs.iter().position(|(n, _)| n == name));
             if let (Owner::Main, Some(input)) = (ctx.owner, input) {
                 return ctx.builder.read(input as VarId, range);
             }
@@ -1562,13 +1559,7 @@ impl<'a> Mono<'a> {
             return ctx.builder.unit(range);
         }
         if matches!(name, "load_npy" | "load_csv") {
-            let path = args
-                .first()
-                .and_then(|a| match body.expr(*a) {
-                    hir::Expr::Literal(hir::Literal::Str(path)) => Some(path.clone()),
-                    _ => None,
-                })
-                .unwrap_or_default();
+            let path = body.string_argument(args).unwrap_or_default().to_string();
             let prim = if name == "load_npy" { Prim::LoadNpy(path) } else { Prim::LoadCsv(path) };
             return ctx.builder.add(
                 core::Expr::Prim { prim, args: Vec::new(), funcs: Vec::new() },
