@@ -41,6 +41,7 @@ use weft_exec::cpu::{self, Counters, ScalarValue};
 use weft_exec::host_flow::{Frame, Machine, RunResult, Walker, get, internal_at, set};
 use weft_exec::interp::Host;
 use weft_flat::ir::{Check, FuncId, Function, Op, Program, Stmt, StmtKind, VarId};
+use weft_flat::wgsl::scalar::storage_size;
 use weft_flat::wgsl::{self, Operand};
 use weft_syntax::diagnostics::{Code, Diagnostic};
 
@@ -199,29 +200,45 @@ pub fn download(gpu: &Gpu, value: &DeviceValue) -> Result<cpu::FlatValue, Diagno
     machine.host_value(value, TextRange::default())
 }
 
-/// Elements `start..start + len` of a value (clamped to its length), read back alone: a session
-/// shows the ends of a long sequence without reading the rest. A host scalar is itself.
-pub fn download_range(
+/// Elements `start..start + len` of each value (clamped to its length), read back alone and
+/// all at once: a session shows the parts of a long value that its text needs without reading
+/// the rest. A host scalar is itself.
+pub fn download_ranges(
     gpu: &Gpu,
-    value: &DeviceValue,
-    start: usize,
-    len: usize,
-) -> Result<cpu::FlatValue, Diagnostic> {
+    ranges: &[(&DeviceValue, usize, usize)],
+) -> Result<Vec<cpu::FlatValue>, Diagnostic> {
     let span = TextRange::default();
-    match value {
-        DeviceValue::Host(s) => Ok(cpu::FlatValue::Scalar(*s)),
-        DeviceValue::Device(v) => {
-            let start = start.min(v.len);
-            let part = DeviceVec { len: len.min(v.len - start), ..v.clone() };
-            let offset = if v.len == 0 { 0 } else { start as u64 * (v.bytes() / v.len as u64) };
-            let mut report = Report::default();
-            let mut machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, span))?;
-            let (data, error) =
-                gpu.read(&v.buffer, offset, part.bytes(), &machine.record).map_err(|e| gpu_error(e, span))?;
-            machine.check_record(error, span)?;
-            Ok(part.decode(&data))
-        }
+    // Each device range as the part of its array that is read, and where that part starts.
+    let parts: Vec<Result<(DeviceVec, u64), ScalarValue>> = ranges
+        .iter()
+        .map(|&(value, start, len)| match value {
+            DeviceValue::Host(s) => Err(*s),
+            DeviceValue::Device(v) => {
+                let start = start.min(v.len);
+                Ok((
+                    DeviceVec { len: len.min(v.len - start), ..v.clone() },
+                    start as u64 * storage_size(v.elem),
+                ))
+            }
+        })
+        .collect();
+    let reads: Vec<(&Arc<DeviceBuffer>, u64, u64)> =
+        parts.iter().flatten().map(|(part, offset)| (&part.buffer, *offset, part.bytes())).collect();
+    let mut data = Vec::new().into_iter();
+    if !reads.is_empty() {
+        let mut report = Report::default();
+        let mut machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, span))?;
+        let (read, error) = gpu.read_parts(&reads, &machine.record).map_err(|e| gpu_error(e, span))?;
+        machine.check_record(error, span)?;
+        data = read.into_iter();
     }
+    Ok(parts
+        .iter()
+        .map(|part| match part {
+            Err(s) => cpu::FlatValue::Scalar(*s),
+            Ok((part, _)) => part.decode(&data.next().unwrap_or_default()),
+        })
+        .collect())
 }
 
 /// A host for single ops: they print nothing and read no files.
@@ -282,6 +299,16 @@ pub(crate) struct GpuMachine<'g, 'r> {
     /// The open calls, and the launches and read-backs when that last changed.
     depth: usize,
     depth_mark: (u64, u64),
+}
+
+impl Drop for GpuMachine<'_, '_> {
+    /// No launch that may fail ran since the record was last found clean (or cleared, a
+    /// write that lands before the next submission), so it is clean for the next run.
+    fn drop(&mut self) {
+        if self.pending.is_empty() {
+            self.gpu.return_record(self.record.clone());
+        }
+    }
 }
 
 /// A device failure at the op's span: a rejected kernel is a compiler bug (E0499, naming the

@@ -681,27 +681,11 @@ impl Engine {
 
     /// The event that shows a value: its text (shortened), its type with its lengths, its shape.
     pub fn describe(&self, value: &SessionValue) -> Result<Event, RunError> {
-        if let Some((n, head, last)) = self.session.device_ends(value, self.shown_items.max(2))? {
-            // Only the shown ends of a long device sequence are read back.
-            let (NestedValue::Seq(head), NestedValue::Seq(last)) = (&head, &last) else {
-                return Err(RunError::Runtime(Diagnostic::new(
-                    Code::InternalError,
-                    TextRange::default(),
-                    "internal error: a sequence's ends",
-                )));
-            };
-            let mut text = String::from("[");
-            for i in 0..head.len() {
-                interp::print::write_value(&mut text, &head.get(i));
-                text.push_str(", ");
-            }
-            text.push_str("…, ");
-            interp::print::write_value(&mut text, &last.get(0));
-            text.push(']');
+        if let Some(preview) = self.session.preview(value)? {
             return Ok(Event::Value {
-                text,
-                ty: format!("[{}; {n}]", value.ty.elem().map(ToString::to_string).unwrap_or_default()),
-                shape: Some(n.to_string()),
+                text: preview.text(self.shown_items).map_err(RunError::Runtime)?,
+                ty: preview.sized_type(),
+                shape: preview.shape(),
             });
         }
         let nested = self.session.nested(value)?;
@@ -712,8 +696,12 @@ impl Engine {
         })
     }
 
-    /// A value's type with its lengths, and its shape.
+    /// The value's type with its lengths, and its shape. A device value's come from its
+    /// descriptors alone: none of its data is read back.
     pub fn shape_of(&self, value: &SessionValue) -> Result<(String, Option<String>), RunError> {
+        if let Some(preview) = self.session.preview(value)? {
+            return Ok((preview.sized_type(), preview.shape()));
+        }
         let nested = self.session.nested(value)?;
         Ok((sized_type(&value.ty, &nested), crate::shape_text(&nested)))
     }
@@ -723,13 +711,11 @@ impl Engine {
         self.globals
             .iter()
             .map(|(name, global)| {
-                let nested = self.session.nested(&global.value).ok();
+                let sized = self.shape_of(&global.value).ok();
                 VarInfo {
                     name: name.clone(),
-                    ty: nested
-                        .as_ref()
-                        .map_or(global.value.ty.to_string(), |n| sized_type(&global.value.ty, n)),
-                    shape: nested.as_ref().and_then(crate::shape_text),
+                    ty: sized.as_ref().map_or(global.value.ty.to_string(), |(ty, _)| ty.clone()),
+                    shape: sized.and_then(|(_, shape)| shape),
                     on_device: global.value.is_on_device(),
                     bytes: global.value.bytes(),
                     cell: global.cell,
@@ -970,8 +956,7 @@ fn write_shortened(out: &mut String, value: &NestedValue, items: usize) {
         NestedValue::Seq(seq) => {
             out.push('[');
             let n = seq.len();
-            let shown: Vec<usize> =
-                if n <= items { (0..n).collect() } else { (0..items - 1).chain([n - 1]).collect() };
+            let shown = crate::preview::shown_indices(n, items);
             for (k, &i) in shown.iter().enumerate() {
                 if k > 0 {
                     out.push_str(", ");
@@ -1018,8 +1003,9 @@ pub fn sized_type(ty: &Type, value: &NestedValue) -> String {
         (Type::Tuple(types), NestedValue::Tuple(parts))
             if types.len() == parts.len() && !types.is_empty() =>
         {
-            let items: Vec<String> = types.iter().zip(parts.iter()).map(|(t, p)| sized_type(t, p)).collect();
-            format!("({})", items.join(", "))
+            crate::preview::tuple_text(
+                types.iter().zip(parts.iter()).map(|(t, p)| sized_type(t, p)).collect(),
+            )
         }
         _ => ty.to_string(),
     }

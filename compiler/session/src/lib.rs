@@ -10,6 +10,7 @@
 mod backend;
 mod device;
 pub mod engine;
+mod preview;
 mod render;
 mod run;
 mod value;
@@ -300,47 +301,6 @@ impl Session {
         })
     }
 
-    /// A device sequence of scalars longer than `items`: its length, its first `items - 1`
-    /// elements and its last, read back alone (the rest stays on the device). `None` for
-    /// anything else, which is read back whole to be shown.
-    pub(crate) fn device_ends(
-        &self,
-        value: &SessionValue,
-        items: usize,
-    ) -> Result<Option<(usize, interp::NestedValue, interp::NestedValue)>, RunError> {
-        let (weft_core::types::Type::Seq(elem), Repr::Device(vars)) = (&value.ty, &value.repr) else {
-            return Ok(None);
-        };
-        let ([offset, length, data], weft_core::types::Type::Scalar(_)) = (vars.as_slice(), &**elem) else {
-            return Ok(None);
-        };
-        let gpu = self.device_of_values()?;
-        let read = |v, start, len| weft_gpu::download_range(&gpu, v, start, len).map_err(RunError::Runtime);
-        let count = |v| -> Result<usize, RunError> {
-            let n = match read(v, 0, 1)? {
-                cpu::FlatValue::Scalar(s) => s.as_int(),
-                cpu::FlatValue::Vector(b) => b.get(0).and_then(|s| s.as_int()),
-                cpu::FlatValue::Progression(_) => None,
-            };
-            Ok(usize::try_from(n.unwrap_or(0)).unwrap_or(0))
-        };
-        let (offset, n) = (count(offset)?, count(length)?);
-        if n <= items {
-            return Ok(None);
-        }
-        let seq = |part: cpu::FlatValue, len: usize| {
-            let vars = [
-                cpu::FlatValue::Scalar(cpu::ScalarValue::I32(0)),
-                cpu::FlatValue::Scalar(cpu::ScalarValue::I32(len as i32)),
-                part,
-            ];
-            cpu::try_vars_to_value(&value.ty, &vars).map_err(|why| RunError::Runtime(internal(why)))
-        };
-        let head = seq(read(data, offset, items - 1)?, items - 1)?;
-        let last = seq(read(data, offset + n - 1, 1)?, 1)?;
-        Ok(Some((n, head, last)))
-    }
-
     /// The value's flat variables on the host.
     fn flat(&self, value: &SessionValue) -> Result<Vec<cpu::FlatValue>, RunError> {
         match &value.repr {
@@ -351,6 +311,14 @@ impl Session {
                 values.iter().map(|v| weft_gpu::download(&gpu, v).map_err(RunError::Runtime)).collect()
             }
         }
+    }
+
+    /// A device value's descriptors, read back to show it without its data (`preview`);
+    /// `None` for a value on the host.
+    pub(crate) fn preview(&self, value: &SessionValue) -> Result<Option<preview::Preview>, RunError> {
+        let Repr::Device(vars) = &value.repr else { return Ok(None) };
+        let gpu = self.device_of_values()?;
+        preview::Preview::read(gpu, &value.ty, vars).map(Some).map_err(RunError::Runtime)
     }
 
     /// The device that holds the session's device values.
@@ -365,18 +333,23 @@ impl Session {
 /// `3 × 0..5`; `None` for anything else.
 pub(crate) fn shape_text(value: &interp::NestedValue) -> Option<String> {
     let interp::NestedValue::Seq(seq) = value else { return None };
-    let inner: Vec<usize> = (0..seq.len())
+    let rows: Vec<usize> = (0..seq.len())
         .map_while(|i| match seq.get(i) {
             interp::NestedValue::Seq(item) => Some(item.len()),
             _ => None,
         })
         .collect();
-    let outer = seq.len();
-    Some(match (inner.iter().min(), inner.iter().max()) {
-        (Some(lo), Some(hi)) if inner.len() == outer && lo == hi => format!("{outer} × {lo}"),
-        (Some(lo), Some(hi)) if inner.len() == outer => format!("{outer} × {lo}..{hi}"),
+    Some(shape_of_lengths(seq.len(), &rows))
+}
+
+/// The shape of a sequence of `outer` elements whose rows, if they are sequences, have the
+/// lengths `rows`: `3`, `3 × 2`, or for rows of different lengths `3 × 1..4`.
+pub(crate) fn shape_of_lengths(outer: usize, rows: &[usize]) -> String {
+    match (rows.iter().min(), rows.iter().max()) {
+        (Some(lo), Some(hi)) if rows.len() == outer && lo == hi => format!("{outer} × {lo}"),
+        (Some(lo), Some(hi)) if rows.len() == outer => format!("{outer} × {lo}..{hi}"),
         _ => outer.to_string(),
-    })
+    }
 }
 
 fn internal(why: String) -> Diagnostic {

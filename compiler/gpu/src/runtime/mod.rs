@@ -221,6 +221,10 @@ pub struct Gpu {
     /// (start in the high half, end in the low).
     profile: Mutex<Option<Profile>>,
     source: AtomicU64,
+    /// Error records a finished run left clean (`return_record`), for the next runs to take
+    /// instead of writing a new one: a cell that only reads resident values then uploads
+    /// nothing at all.
+    spare_records: Mutex<Vec<Arc<DeviceBuffer>>>,
     /// How long creating the device took: reported apart from compile times.
     pub device_time: Duration,
     /// A validation error the device reported outside any error scope: kept here, not left
@@ -299,6 +303,7 @@ impl Gpu {
             memory_budget: AtomicU64::new(u64::MAX),
             profile: Mutex::new(None),
             source: AtomicU64::new(0),
+            spare_records: Mutex::new(Vec::new()),
             device_time: start.elapsed(),
             device_error,
             lost,
@@ -902,10 +907,25 @@ impl Gpu {
         Some(PendingTimes { staging, launches })
     }
 
-    /// A new error record: one word, `NO_ERROR` until a kernel bound to it fails. Each run
-    /// has its own, so that runs sharing the device do not see each other's failures.
+    /// An error record: one word, `NO_ERROR` until a kernel bound to it fails. Each run
+    /// has its own, so that runs sharing the device do not see each other's failures. A
+    /// record an earlier run returned clean is taken first; only when there is none is one
+    /// written (an upload of 4 bytes).
     pub fn error_record(&self) -> GpuResult<Arc<DeviceBuffer>> {
+        if let Some(record) = lock(&self.spare_records).pop() {
+            return Ok(record);
+        }
         self.upload(&NO_ERROR.to_le_bytes())
+    }
+
+    /// Gives back a record that holds `NO_ERROR` and that no unfinished launch can still
+    /// write (`error_record`). A few are kept: as many as runs share the device at once.
+    pub fn return_record(&self, record: Arc<DeviceBuffer>) {
+        const SPARE_RECORDS: usize = 4;
+        let mut spare = lock(&self.spare_records);
+        if spare.len() < SPARE_RECORDS {
+            spare.push(record);
+        }
     }
 
     /// Sets an error record back to `NO_ERROR`, once the host has reported its error.
@@ -931,12 +951,32 @@ impl Gpu {
         bytes: u64,
         record: &Arc<DeviceBuffer>,
     ) -> GpuResult<(Vec<u8>, u32)> {
-        // The batch and the copy go in one submission, under the batch lock.
+        let (mut parts, error) = self.read_parts(&[(buffer, offset, bytes)], record)?;
+        Ok((parts.pop().unwrap_or_default(), error))
+    }
+
+    /// `read` of several ranges `(buffer, offset, bytes)` at once, offsets multiples of 4:
+    /// one submission and one read-back for them all.
+    pub fn read_parts(
+        &self,
+        parts: &[(&Arc<DeviceBuffer>, u64, u64)],
+        record: &Arc<DeviceBuffer>,
+    ) -> GpuResult<(Vec<Vec<u8>>, u32)> {
+        // The batch and the copies go in one submission, under the batch lock.
         let mut batch = lock(&self.batch);
-        let padded = bytes.next_multiple_of(4);
+        // The record's word first, then each part at the next multiple of 4.
+        let mut at = 4;
+        let places: Vec<u64> = parts
+            .iter()
+            .map(|&(_, _, bytes)| {
+                let place = at;
+                at += bytes.next_multiple_of(4);
+                place
+            })
+            .collect();
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("read-back"),
-            size: padded + 4,
+            size: at,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
@@ -944,8 +984,16 @@ impl Gpu {
         let recorded = std::mem::take(&mut *batch);
         let times = self.encode(&recorded, &mut encoder);
         encoder.copy_buffer_to_buffer(record.raw(), 0, &staging, 0, 4);
-        if padded > 0 {
-            encoder.copy_buffer_to_buffer(buffer.raw(), offset, &staging, 4, padded);
+        for (&(buffer, offset, bytes), &place) in parts.iter().zip(&places) {
+            if bytes > 0 {
+                encoder.copy_buffer_to_buffer(
+                    buffer.raw(),
+                    offset,
+                    &staging,
+                    place,
+                    bytes.next_multiple_of(4),
+                );
+            }
         }
         let index = self.queue.submit([encoder.finish()]);
         let rejected = self.take_device_error(&recorded);
@@ -955,6 +1003,7 @@ impl Gpu {
         let data = self.map_and_read(&staging, Some(index))?;
         self.collect_times(times)?;
         let error = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
+        let bytes: u64 = parts.iter().map(|&(_, _, bytes)| bytes).sum();
         self.count_traffic(|t| {
             t.read_backs += 1;
             t.bytes_read_back += bytes;
@@ -963,7 +1012,12 @@ impl Gpu {
         stats.read_backs += 1;
         stats.submissions += 1;
         stats.bytes_read_back += bytes;
-        Ok((data[4..4 + bytes as usize].to_vec(), error))
+        let read = parts
+            .iter()
+            .zip(&places)
+            .map(|(&(_, _, bytes), &place)| data[place as usize..(place + bytes) as usize].to_vec())
+            .collect();
+        Ok((read, error))
     }
 
     /// The error record after all recorded work: `NO_ERROR` or the first failing op's

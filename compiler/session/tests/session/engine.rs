@@ -130,31 +130,55 @@ fn a_run_time_error_is_located_in_its_cell_and_names_its_statement() {
 }
 
 #[test]
-fn long_values_are_shortened_and_typed_with_their_lengths() {
-    let mut e = engine(Backend::Cpu);
-    assert_eq!(
-        cell(&mut e, "range(1000000)"),
-        (true, "[0, 1, 2, 3, 4, 5, 6, 7, 8, …, 999999] : [i32; 1000000]\n".to_string())
-    );
-    e.shown_items = 4;
-    assert_eq!(
-        cell(&mut e, "[[i, i] for i in range(5)]"),
-        (true, "[[0, 0], [1, 1], [2, 2], …, [4, 4]] : [[i32; 2]; 5]\n".to_string())
-    );
-    assert_eq!(
-        cell(&mut e, "[range(i) for i in range(3)]"),
-        (true, "[[], [0], [0, 1]] : [[i32]; 3]\n".to_string())
-    );
+fn long_values_are_shortened_and_typed_with_their_lengths_on_every_executor() {
+    for backend in backends() {
+        let mut e = engine(backend);
+        assert_eq!(
+            cell(&mut e, "range(1000000)"),
+            (true, "[0, 1, 2, 3, 4, 5, 6, 7, 8, …, 999999] : [i32; 1000000]\n".to_string()),
+            "{backend:?}"
+        );
+        e.shown_items = 4;
+        assert_eq!(
+            cell(&mut e, "[[i, i] for i in range(5)]"),
+            (true, "[[0, 0], [1, 1], [2, 2], …, [4, 4]] : [[i32; 2]; 5]\n".to_string()),
+            "{backend:?}"
+        );
+        assert_eq!(
+            cell(&mut e, "[range(i) for i in range(3)]"),
+            (true, "[[], [0], [0, 1]] : [[i32]; 3]\n".to_string()),
+            "{backend:?}"
+        );
+        assert_eq!(
+            cell(&mut e, "[(i, [[j, i] for j in range(i)]) for i in range(6)]"),
+            (
+                true,
+                "[(0, []), (1, [[0, 1]]), (2, [[0, 2], [1, 2]]), …, (5, [[0, 5], [1, 5], [2, 5], …, [4, 5]])] \
+                 : [(i32, [[i32]]); 6]\n"
+                    .to_string()
+            ),
+            "{backend:?}"
+        );
+        assert_eq!(
+            cell(&mut e, "([1.5], (True,))"),
+            (true, "([1.5], (True,)) : ([f32; 1], (bool,))\n".to_string()),
+            "{backend:?}"
+        );
+    }
+}
+
+fn require_gpu() -> bool {
+    if gpu_available() {
+        return true;
+    }
+    eprintln!("skipped: no GPU adapter (set WEFT_REQUIRE_GPU=1 to fail instead)");
+    assert!(std::env::var("WEFT_REQUIRE_GPU").is_err(), "WEFT_REQUIRE_GPU is set and there is no adapter");
+    false
 }
 
 #[test]
 fn values_computed_on_the_gpu_stay_there_between_cells() {
-    if !gpu_available() {
-        eprintln!("skipped: no GPU adapter (set WEFT_REQUIRE_GPU=1 to fail instead)");
-        assert!(
-            std::env::var("WEFT_REQUIRE_GPU").is_err(),
-            "WEFT_REQUIRE_GPU is set and there is no adapter"
-        );
+    if !require_gpu() {
         return;
     }
     let mut e = engine(Backend::Gpu);
@@ -165,10 +189,37 @@ fn values_computed_on_the_gpu_stay_there_between_cells() {
     let (ok, out) = cell(&mut e, "sum(xs)");
     assert!(ok, "{out}");
     let after = gpu.stats();
-    // The million floats stay where they are. The reduction builds its one-segment descriptors
-    // (offset and length, two `i32`s) from host scalars, as the same statement in one file does.
-    assert!(after.bytes_uploaded - before.bytes_uploaded <= 8, "a resident value is not uploaded again");
+    assert_eq!(after.bytes_uploaded - before.bytes_uploaded, 0, "a resident value is not uploaded again");
     assert_eq!(after.bytes_read_back - before.bytes_read_back, 4, "only the scalar result is read back");
+}
+
+#[test]
+fn a_nested_device_value_is_read_back_only_as_far_as_its_text_needs() {
+    if !require_gpu() {
+        return;
+    }
+    let mut e = engine(Backend::Gpu);
+    let rows = "rows = [[i * 1000 + j for j in range(1000)] for i in range(1000)]";
+    assert_eq!(cell(&mut e, rows), (true, String::new()));
+    let gpu = e.session().device().current().cloned().expect("the device that ran the cell");
+    let before = gpu.stats();
+    e.shown_items = 3;
+    assert_eq!(
+        cell(&mut e, "rows"),
+        (
+            true,
+            "[[0, 1, …, 999], [1000, 1001, …, 1999], …, [999000, 999001, …, 999999]] : [[i32; 1000]; 1000]\n"
+                .to_string()
+        )
+    );
+    let after = gpu.stats();
+    // The rows' offsets and lengths (every length decides the type), then 9 of the million
+    // elements: two read-backs, not the 4 MB of data.
+    assert_eq!(after.bytes_read_back - before.bytes_read_back, 2 * 4 * 1000 + 9 * 4, "bytes read back");
+    assert_eq!(after.read_backs - before.read_backs, 2, "read-backs");
+    let vars = e.vars();
+    let rows = vars.iter().find(|v| v.name == "rows").expect("rows");
+    assert_eq!((rows.ty.as_str(), rows.shape.as_deref()), ("[[i32; 1000]; 1000]", Some("1000 × 1000")));
 }
 
 #[test]

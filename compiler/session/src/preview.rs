@@ -1,0 +1,255 @@
+//! A device value shown without reading it all back. Every segment descriptor is read, since
+//! the sized type and the shape need each length; of the scalar data, only the elements that
+//! the shortened text shows. That is at most two read-backs, whatever the nesting: one for the
+//! descriptors, one for the shown elements.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use weft_core::types::Type;
+use weft_exec::{cpu, interp};
+use weft_gpu::DeviceValue;
+use weft_gpu::runtime::Gpu;
+use weft_syntax::Diagnostic;
+
+/// A collection of values as the IR lays it out, with descriptors and leaves by number.
+enum Coll {
+    /// Scalars: leaf `slot`.
+    Scalars(usize),
+    Tuples(Vec<Coll>),
+    /// Sequences: the descriptors numbered `offsets` and `lengths`, and the elements.
+    Seqs {
+        offsets: usize,
+        lengths: usize,
+        elems: Box<Coll>,
+    },
+    Units,
+}
+
+pub(crate) struct Preview {
+    gpu: Arc<Gpu>,
+    ty: Type,
+    /// The value as element 0 of a collection of one.
+    root: Coll,
+    descriptors: Vec<Vec<usize>>,
+    leaves: Vec<DeviceValue>,
+}
+
+impl Preview {
+    /// Reads the descriptors of `vars`, a value of `ty` laid out as `ir::layout(ty, false)`.
+    pub(crate) fn read(gpu: Arc<Gpu>, ty: &Type, vars: &[DeviceValue]) -> Result<Preview, Diagnostic> {
+        let mut layout = Layout { vars: vars.iter(), descriptors: Vec::new(), leaves: Vec::new() };
+        let root = layout.many(ty);
+        let ranges: Vec<_> = layout.descriptors.iter().map(|&v| (v, 0, usize::MAX)).collect();
+        let descriptors = weft_gpu::download_ranges(&gpu, &ranges)?.iter().map(indices).collect();
+        let leaves = layout.leaves.into_iter().cloned().collect();
+        Ok(Preview { gpu, ty: ty.clone(), root, descriptors, leaves })
+    }
+
+    /// The value's text, sequences longer than `items` shortened at every level to their first
+    /// `items - 1` elements and their last; only those elements are read back.
+    pub(crate) fn text(&self, items: usize) -> Result<String, Diagnostic> {
+        let items = items.max(2);
+        let mut wanted = vec![BTreeSet::new(); self.leaves.len()];
+        self.want(&self.root, 0, items, &mut wanted);
+        let mut ranges = Vec::new();
+        for (slot, indices) in wanted.iter().enumerate() {
+            for run in runs(indices) {
+                ranges.push((slot, run));
+            }
+        }
+        let reads: Vec<_> =
+            ranges.iter().map(|(slot, run)| (&self.leaves[*slot], run.start, run.len())).collect();
+        let mut shown = vec![BTreeMap::new(); self.leaves.len()];
+        for ((slot, run), value) in ranges.iter().zip(weft_gpu::download_ranges(&self.gpu, &reads)?) {
+            for (k, i) in run.clone().enumerate() {
+                let scalar = match &value {
+                    cpu::FlatValue::Scalar(s) => Some(*s),
+                    cpu::FlatValue::Vector(b) => b.get(k),
+                    cpu::FlatValue::Progression(p) => (k < p.len).then(|| cpu::ScalarValue::I32(p.get(k))),
+                };
+                if let Some(s) = scalar {
+                    shown[*slot].insert(i, s.to_interp());
+                }
+            }
+        }
+        let mut out = String::new();
+        self.write(&mut out, &self.root, 0, items, &shown);
+        Ok(out)
+    }
+
+    /// The type with the value's lengths (`engine::sized_type`'s rules).
+    pub(crate) fn sized_type(&self) -> String {
+        self.sized(&self.ty, &self.root, 0)
+    }
+
+    /// The value's shape (`shape_text`'s rules): its length, and its rows' lengths.
+    pub(crate) fn shape(&self) -> Option<String> {
+        let Coll::Seqs { offsets, lengths, elems } = &self.root else { return None };
+        let (start, n) = (self.descriptors[*offsets][0], self.descriptors[*lengths][0]);
+        let rows = match &**elems {
+            Coll::Seqs { lengths, .. } => {
+                self.descriptors[*lengths].get(start..start + n).unwrap_or_default()
+            }
+            _ => &[],
+        };
+        Some(crate::shape_of_lengths(n, rows))
+    }
+
+    /// The elements of sequence `i` of `seq`'s collection: its start and its length.
+    fn segment(&self, offsets: usize, lengths: usize, i: usize) -> (usize, usize) {
+        let at = |d: usize| self.descriptors[d].get(i).copied().unwrap_or(0);
+        (at(offsets), at(lengths))
+    }
+
+    /// Marks the leaf elements that element `i` of `coll` shows.
+    fn want(&self, coll: &Coll, i: usize, items: usize, wanted: &mut [BTreeSet<usize>]) {
+        match coll {
+            Coll::Scalars(slot) => {
+                wanted[*slot].insert(i);
+            }
+            Coll::Tuples(fields) => fields.iter().for_each(|f| self.want(f, i, items, wanted)),
+            Coll::Seqs { offsets, lengths, elems } => {
+                let (start, n) = self.segment(*offsets, *lengths, i);
+                for k in shown_indices(n, items) {
+                    self.want(elems, start + k, items, wanted);
+                }
+            }
+            Coll::Units => {}
+        }
+    }
+
+    fn write(
+        &self,
+        out: &mut String,
+        coll: &Coll,
+        i: usize,
+        items: usize,
+        shown: &[BTreeMap<usize, interp::NestedValue>],
+    ) {
+        match coll {
+            Coll::Scalars(slot) => match shown[*slot].get(&i) {
+                Some(value) => interp::print::write_value(out, value),
+                None => out.push('?'),
+            },
+            Coll::Tuples(fields) => {
+                out.push('(');
+                for (k, field) in fields.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    self.write(out, field, i, items, shown);
+                }
+                if fields.len() == 1 {
+                    out.push(',');
+                }
+                out.push(')');
+            }
+            Coll::Seqs { offsets, lengths, elems } => {
+                let (start, n) = self.segment(*offsets, *lengths, i);
+                out.push('[');
+                let indices = shown_indices(n, items);
+                for (k, &j) in indices.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    if n > items && k == indices.len() - 1 {
+                        out.push_str("…, ");
+                    }
+                    self.write(out, elems, start + j, items, shown);
+                }
+                out.push(']');
+            }
+            Coll::Units => interp::print::write_value(out, &interp::NestedValue::unit()),
+        }
+    }
+
+    fn sized(&self, ty: &Type, coll: &Coll, i: usize) -> String {
+        match (ty, coll) {
+            (Type::Seq(elem), Coll::Seqs { offsets, lengths, elems }) => {
+                let (start, n) = self.segment(*offsets, *lengths, i);
+                if matches!(**elem, Type::Scalar(_)) {
+                    return format!("[{elem}; {n}]");
+                }
+                let mut rows = (start..start + n).map(|j| self.sized(elem, elems, j));
+                let inner = match rows.next() {
+                    Some(first) if rows.all(|row| row == first) => first,
+                    _ => elem.to_string(),
+                };
+                format!("[{inner}; {n}]")
+            }
+            (Type::Tuple(types), Coll::Tuples(fields)) if !types.is_empty() => {
+                tuple_text(types.iter().zip(fields).map(|(t, f)| self.sized(t, f, i)).collect())
+            }
+            _ => ty.to_string(),
+        }
+    }
+}
+
+/// Which of `n` elements a shortened sequence shows: all of them, or the first `items - 1`
+/// and the last.
+pub(crate) fn shown_indices(n: usize, items: usize) -> Vec<usize> {
+    if n <= items { (0..n).collect() } else { (0..items - 1).chain([n - 1]).collect() }
+}
+
+/// A tuple type's text from its items' (`(bool,)` for one item, as `Type` writes it).
+pub(crate) fn tuple_text(items: Vec<String>) -> String {
+    if let [one] = items.as_slice() {
+        return format!("({one},)");
+    }
+    format!("({})", items.join(", "))
+}
+
+/// Walks a value's variables in layout order, numbering its descriptors and leaves.
+struct Layout<'v> {
+    vars: std::slice::Iter<'v, DeviceValue>,
+    descriptors: Vec<&'v DeviceValue>,
+    leaves: Vec<&'v DeviceValue>,
+}
+
+impl<'v> Layout<'v> {
+    /// A collection (`layout(ty, true)`). A single value (`layout(ty, false)`) reads the same
+    /// way, as a collection of one: a sequence's offset and length as descriptors of one
+    /// entry, a scalar as a leaf of one element.
+    fn many(&mut self, ty: &Type) -> Coll {
+        let next = |list: &mut Vec<&'v DeviceValue>, vars: &mut std::slice::Iter<'v, DeviceValue>| {
+            list.push(vars.next().unwrap_or(&DeviceValue::Host(cpu::ScalarValue::I32(0))));
+            list.len() - 1
+        };
+        match ty {
+            Type::Scalar(_) => Coll::Scalars(next(&mut self.leaves, &mut self.vars)),
+            Type::Tuple(items) => Coll::Tuples(items.iter().map(|t| self.many(t)).collect()),
+            Type::Seq(elem) => {
+                let offsets = next(&mut self.descriptors, &mut self.vars);
+                let lengths = next(&mut self.descriptors, &mut self.vars);
+                Coll::Seqs { offsets, lengths, elems: Box::new(self.many(elem)) }
+            }
+            Type::Var(_) | Type::Func(..) => Coll::Units,
+        }
+    }
+}
+
+/// A descriptor's entries as indices (a malformed entry as 0).
+fn indices(value: &cpu::FlatValue) -> Vec<usize> {
+    let index =
+        |s: Option<cpu::ScalarValue>| usize::try_from(s.and_then(|s| s.as_int()).unwrap_or(0)).unwrap_or(0);
+    match value {
+        cpu::FlatValue::Scalar(s) => vec![index(Some(*s))],
+        cpu::FlatValue::Vector(b) => (0..b.len()).map(|i| index(b.get(i))).collect(),
+        cpu::FlatValue::Progression(p) => {
+            (0..p.len).map(|i| index(Some(cpu::ScalarValue::I32(p.get(i))))).collect()
+        }
+    }
+}
+
+/// Sorted indices as runs of consecutive ones.
+fn runs(indices: &BTreeSet<usize>) -> Vec<std::ops::Range<usize>> {
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    for &i in indices {
+        match runs.last_mut() {
+            Some(run) if run.end == i => run.end += 1,
+            _ => runs.push(i..i + 1),
+        }
+    }
+    runs
+}
