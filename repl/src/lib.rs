@@ -250,15 +250,17 @@ impl Completer for ReplHelper {
 impl Hinter for ReplHelper {
     type Hint = String;
 
-    /// The type of the name just typed, when it is a top-level value.
+    /// What the name just typed is: a value's type, a function's scheme or signature.
     fn hint(&self, line: &str, pos: usize, _ctx: &Context<'_>) -> Option<String> {
         if pos < line.len() {
             return None;
         }
         let word = &line[word_start(line, pos)..pos];
-        let repl = self.repl.try_borrow().ok()?;
-        let value = repl.engine.value(word)?;
-        Some(format!("  : {}", value.ty()))
+        if word.is_empty() {
+            return None;
+        }
+        let mut repl = self.repl.try_borrow_mut().ok()?;
+        Some(format!("  : {}", repl.engine.hint(word)?))
     }
 }
 

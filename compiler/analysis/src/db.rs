@@ -28,8 +28,20 @@ pub struct SourceFile {
 /// parameter); main returns the outputs' final values, as a tuple, in this order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct CellInterface {
-    pub inputs: Vec<(String, weft_core::types::Type)>,
+    pub inputs: Vec<CellInput>,
     pub outputs: Vec<String>,
+}
+
+/// An earlier cell's value, as a statement reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CellInput {
+    pub name: String,
+    pub ty: weft_core::types::Type,
+    /// A sequence's real lengths, as far as they are the same at each level, outermost first:
+    /// `[1000, 3]` for 1000 rows of 3, `[5]` for 5 rows of different lengths; empty for
+    /// anything else, or where the session does not know them on the host. The shape
+    /// analysis takes them as facts (`shapes`), so they must be the value's.
+    pub lengths: Vec<u64>,
 }
 
 /// The prelude-like function a session's statement reads its inputs with.

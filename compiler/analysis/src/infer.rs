@@ -1640,9 +1640,9 @@ impl<'a> GroupInferrer<'a> {
             state.expr_types[a as usize] = Type::Tuple(vec![]);
         }
         let interface = self.file.interface(self.db);
-        let input = name.and_then(|name| interface.inputs.iter().find(|(n, _)| *n == name));
+        let input = name.and_then(|name| interface.inputs.iter().find(|input| input.name == name));
         match input {
-            Some((_, ty)) => ty.clone(),
+            Some(input) => input.ty.clone(),
             None => {
                 state.diagnostics.push(Diagnostic::new(
                     Code::UnknownName,

@@ -305,8 +305,8 @@ impl<'a> Mono<'a> {
         // (`__session_input__` reads them; parameter `k` is variable `k`) and returns its
         // outputs' final values.
         let interface = self.file.interface(self.db);
-        for (name, ty) in &interface.inputs {
-            let var = ctx.builder.var(name, ty.clone());
+        for input in &interface.inputs {
+            let var = ctx.builder.var(&input.name, input.ty.clone());
             ctx.builder.func.params.push(var);
         }
         let outputs: Vec<LocalId> = interface
@@ -1547,7 +1547,7 @@ impl<'a> Mono<'a> {
             let interface = self.file.interface(self.db);
             let input = body
                 .string_argument(args)
-                .and_then(|name| interface.inputs.iter().position(|(n, _)| n == name));
+                .and_then(|name| interface.inputs.iter().position(|input| input.name == name));
             if let (Owner::Main, Some(input)) = (ctx.owner, input) {
                 return ctx.builder.read(input as VarId, range);
             }

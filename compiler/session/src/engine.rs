@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use rowan::{TextRange, TextSize};
-use weft_analysis::db::{CellInterface, SESSION_INPUT};
+use weft_analysis::db::{CellInput, CellInterface, SESSION_INPUT};
 use weft_analysis::pipeline::{self, Options};
 use weft_analysis::{SourceFile, hir};
 use weft_core::types::Type;
@@ -77,6 +77,20 @@ struct Def {
 struct Global {
     value: SessionValue,
     cell: usize,
+    /// `value.known_lengths()`, kept: later cells' shape analysis takes them as facts.
+    lengths: Vec<u64>,
+}
+
+impl Global {
+    fn new(value: SessionValue, cell: usize) -> Global {
+        let lengths = value.known_lengths();
+        Global { value, cell, lengths }
+    }
+
+    /// How a statement that reads it sees it.
+    fn input(&self, name: &str) -> CellInput {
+        CellInput { name: name.to_string(), ty: self.value.ty.clone(), lengths: self.lengths.clone() }
+    }
 }
 
 /// One name of `:vars`.
@@ -386,9 +400,9 @@ impl Engine {
                     Err(RunError::Runtime(d)) => self.emit(&program, cell, d, None, events),
                     Err(_) => {}
                 }
-                self.globals.insert("_".to_string(), Global { value, cell });
+                self.globals.insert("_".to_string(), Global::new(value, cell));
             } else {
-                self.globals.insert(name, Global { value, cell });
+                self.globals.insert(name, Global::new(value, cell));
             }
         }
         timing.download += started.elapsed();
@@ -441,7 +455,7 @@ impl Engine {
             }
         };
         let args: Vec<SessionValue> =
-            program.interface.inputs.iter().map(|(name, _)| self.globals[name].value.clone()).collect();
+            program.interface.inputs.iter().map(|input| self.globals[&input.name].value.clone()).collect();
         // Compiling is the pipeline's queries; running them first times it apart from the run.
         let compiled = self.compile(file, backend);
         timing.compile += started.elapsed();
@@ -574,7 +588,7 @@ impl Engine {
                 && !fresh.contains(name)
             {
                 program.push(&format!("{name} = {SESSION_INPUT}(\"{name}\")\n"), Origin::Synthetic);
-                program.interface.inputs.push((name.clone(), global.value.ty.clone()));
+                program.interface.inputs.push(global.input(name));
             }
         }
         for (offset, text) in pieces {
@@ -734,6 +748,19 @@ impl Engine {
         self.globals.get(name).map(|g| &g.value)
     }
 
+    /// What a name is, for a hint beside it as it is typed: a value's type with the lengths the
+    /// session knows (`[f32; 3]`, nothing read back), a definition's scheme, a prelude
+    /// function's signature. `None` for anything else. Runs nothing.
+    pub fn hint(&mut self, name: &str) -> Option<String> {
+        if let Some(global) = self.globals.get(name) {
+            return Some(type_with_lengths(&global.value.ty, &global.lengths));
+        }
+        if self.defs.contains_key(name) {
+            return self.type_of(name, &mut |_| {});
+        }
+        weft_analysis::prelude::prelude_doc(name).map(|doc| doc.signature.to_string())
+    }
+
     /// The type of `expr` (a definition's scheme for a function's name), or the diagnostics
     /// that stop it from having one. Runs nothing.
     pub fn type_of(&mut self, expr: &str, events: &mut (dyn FnMut(Event) + Send)) -> Option<String> {
@@ -846,7 +873,7 @@ impl Engine {
         }
         for (name, global) in &self.globals {
             program.push(&format!("{name} = {SESSION_INPUT}(\"{name}\")\n"), Origin::Synthetic);
-            program.interface.inputs.push((name.clone(), global.value.ty.clone()));
+            program.interface.inputs.push(global.input(name));
         }
         let start = program.text.len();
         program.push(line, Origin::Synthetic);
@@ -982,6 +1009,14 @@ fn write_shortened(out: &mut String, value: &NestedValue, items: usize) {
             out.push(')');
         }
         other => interp::print::write_value(out, other),
+    }
+}
+
+/// A type with the lengths a session knows of its value (`CellInput::lengths`).
+fn type_with_lengths(ty: &Type, lengths: &[u64]) -> String {
+    match (ty, lengths) {
+        (Type::Seq(elem), [len, rest @ ..]) => format!("[{}; {len}]", type_with_lengths(elem, rest)),
+        _ => ty.to_string(),
     }
 }
 

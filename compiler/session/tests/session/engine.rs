@@ -167,6 +167,36 @@ fn long_values_are_shortened_and_typed_with_their_lengths_on_every_executor() {
     }
 }
 
+#[test]
+fn later_cells_know_the_real_lengths_of_earlier_values_on_every_executor() {
+    for backend in backends() {
+        let mut e = engine(backend);
+        let bound = cell(&mut e, "xs = [1.0, 2.0, 3.0]\nys = [4.0, 5.0]\nrows = [[1, 2], [3, 4]]");
+        assert_eq!(bound, (true, String::new()), "{backend:?}");
+        // Without the lengths, this zip would only be checked at run time, with a warning.
+        assert_eq!(
+            cell(&mut e, "[(r, y) for (r, y) in zip(rows, ys)]"),
+            (true, "[([1, 2], 4.0), ([3, 4], 5.0)] : [([i32; 2], f32); 2]\n".to_string()),
+            "{backend:?}"
+        );
+        // A mismatch is proven before anything runs, and the cell binds nothing.
+        let (ok, out) = cell(&mut e, "zs = 1\n[x + y for (x, y) in zip(xs, ys)]");
+        assert!(!ok, "{backend:?}");
+        assert!(out.starts_with("cell[3] E0350 `zip` needs sequences of equal length"), "{backend:?}: {out}");
+        assert!(e.value("zs").is_none(), "{backend:?}");
+    }
+}
+
+#[test]
+fn hints_name_what_a_word_is_without_running_anything() {
+    let mut e = engine(Backend::Cpu);
+    assert!(cell(&mut e, "def sq(x):\n    return x * x\n\nrows = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]").0);
+    assert_eq!(e.hint("rows").as_deref(), Some("[[f32; 2]; 3]"));
+    assert_eq!(e.hint("sq").as_deref(), Some("Num a => a -> a"));
+    assert_eq!(e.hint("len").as_deref(), Some("len(xs: [a]) -> i32"));
+    assert_eq!(e.hint("nothing"), None);
+}
+
 fn require_gpu() -> bool {
     if gpu_available() {
         return true;

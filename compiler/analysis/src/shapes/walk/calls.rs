@@ -131,6 +131,7 @@ impl Walker<'_> {
         };
         let seq = |len: Linear, elem: Shape| Shape::Seq { len: Len::Known(len), elem: Box::new(elem) };
         let result = match (name, shapes.len()) {
+            (crate::db::SESSION_INPUT, 1) => self.session_input(args),
             ("len", 1) => len_of(&arg(0)).map(Shape::Int),
             ("range", 1) => {
                 let n = int_or_atom(self, 0);
@@ -200,6 +201,25 @@ impl Walker<'_> {
             Some(shape) => shape,
             None => self.determined_seq(id).unwrap_or_else(|| self.unknown_expr(id)),
         }
+    }
+
+    /// An earlier cell's value (`__session_input__("xs")`), with the lengths the session
+    /// knows it has: constants, so that what a cell does with them is checked as if the value
+    /// were written in it.
+    fn session_input(&mut self, args: &[ExprId]) -> Option<Shape> {
+        let name = self.body.string_argument(args)?;
+        let interface = self.file.interface(self.db);
+        let input = interface.inputs.iter().find(|input| input.name == name)?;
+        fn known(ty: &Type, lengths: &[u64]) -> Shape {
+            match (ty, lengths) {
+                (Type::Seq(elem), [len, rest @ ..]) => Shape::Seq {
+                    len: Len::Known(Linear::constant(i64::try_from(*len).unwrap_or(i64::MAX))),
+                    elem: Box::new(known(elem, rest)),
+                },
+                _ => element_of_type(ty),
+            }
+        }
+        (!input.lengths.is_empty()).then(|| known(&input.ty, &input.lengths))
     }
 
     /// A sequence whose length is not known, but which its arguments determine (`flatten(xss)`):
