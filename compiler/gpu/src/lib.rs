@@ -224,14 +224,30 @@ pub fn download_ranges(
         .collect();
     let reads: Vec<(&Arc<DeviceBuffer>, u64, u64)> =
         parts.iter().flatten().map(|(part, offset)| (&part.buffer, *offset, part.bytes())).collect();
-    let mut data = Vec::new().into_iter();
-    if !reads.is_empty() {
+    // One read-back, or more where the parts would not fit in one staging buffer.
+    let mut data = Vec::new();
+    if reads.iter().any(|&(_, _, bytes)| bytes > 0) {
         let mut report = Report::default();
         let mut machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, span))?;
-        let (read, error) = gpu.read_parts(&reads, &machine.record).map_err(|e| gpu_error(e, span))?;
-        machine.check_record(error, span)?;
-        data = read.into_iter();
+        let room = gpu.limits.max_buffer_size.saturating_sub(4).max(4);
+        let mut group_start = 0;
+        while group_start < reads.len() {
+            let mut bytes = 0;
+            let group_end = (group_start..reads.len())
+                .find(|&k| {
+                    bytes += reads[k].2.next_multiple_of(4);
+                    bytes > room && k > group_start
+                })
+                .unwrap_or(reads.len());
+            let (read, error) = gpu
+                .read_parts(&reads[group_start..group_end], &machine.record)
+                .map_err(|e| gpu_error(e, span))?;
+            machine.check_record(error, span)?;
+            data.extend(read);
+            group_start = group_end;
+        }
     }
+    let mut data = data.into_iter();
     Ok(parts
         .iter()
         .map(|part| match part {

@@ -58,6 +58,8 @@ pub struct Engine {
     last_use: BTreeMap<String, (usize, std::sync::Arc<Program>)>,
     /// Notices already shown (each once a session).
     notices: BTreeSet<String>,
+    /// Definitions' schemes as `hint` found them, until a `def` changes what they mean.
+    schemes: BTreeMap<String, Option<String>>,
     /// How many items of a sequence a shown value keeps at each level.
     pub shown_items: usize,
 }
@@ -161,6 +163,7 @@ impl Engine {
             last_use: BTreeMap::new(),
             scratch,
             notices: BTreeSet::new(),
+            schemes: BTreeMap::new(),
             shown_items: 10,
         }
     }
@@ -217,6 +220,7 @@ impl Engine {
         self.defs.clear();
         self.globals.clear();
         self.last_use.clear();
+        self.schemes.clear();
     }
 
     /// Runs a cell; says whether it ran to the end. Whatever happens, the session stays usable:
@@ -309,6 +313,8 @@ impl Engine {
         let text = statement.text().to_string();
         let offset = statement.text_range().start();
         self.defs.insert(name.clone(), Def { cell, offset, text, broken: Vec::new() });
+        // A new definition can change any scheme that reaches it.
+        self.schemes.clear();
         // Every definition that reads the new one, directly or not, must still type-check.
         let dependants: Vec<String> = self
             .defs
@@ -756,7 +762,12 @@ impl Engine {
             return Some(type_with_lengths(&global.value.ty, &global.lengths));
         }
         if self.defs.contains_key(name) {
-            return self.type_of(name, &mut |_| {});
+            if let Some(scheme) = self.schemes.get(name) {
+                return scheme.clone();
+            }
+            let scheme = self.type_of(name, &mut |_| {});
+            self.schemes.insert(name.to_string(), scheme.clone());
+            return scheme;
         }
         weft_analysis::prelude::prelude_doc(name).map(|doc| doc.signature.to_string())
     }
@@ -866,6 +877,26 @@ impl Engine {
     /// Completions at `offset` of `line`, from the session's database: the definitions and
     /// values so far, the prelude, and the keywords.
     pub fn completions(&mut self, line: &str, offset: usize) -> Vec<weft_ide::Completion> {
+        let at = self.load_in_context(line, offset);
+        weft_ide::completions(self.session.db(), self.scratch, at)
+            .into_iter()
+            .filter(|c| !c.label.starts_with("__"))
+            .collect()
+    }
+
+    /// What is at byte `offset` of `code`, as the language server's hover says it (Markdown):
+    /// a name's type or scheme, a prelude function's signature and docs, an expression's type
+    /// and shape, and the kernel it runs in. Runs nothing.
+    pub fn inspect(&mut self, code: &str, offset: usize) -> Option<String> {
+        let at = self.load_in_context(code, offset);
+        let db = self.session.db();
+        let plan = weft_ide::fusion_plan(db, self.scratch);
+        weft_ide::hover(db, self.scratch, at, plan).map(|hover| hover.markdown)
+    }
+
+    /// Loads `text` after every definition and value of the session, for an editor question
+    /// about it; gives where byte `offset` of `text` is in the scratch file.
+    fn load_in_context(&mut self, text: &str, offset: usize) -> TextSize {
         let mut program = Program::default();
         for (name, def) in &self.defs {
             program.push(&def.text, Origin::Def { name: name.clone(), cell: def.cell, offset: def.offset });
@@ -876,13 +907,9 @@ impl Engine {
             program.interface.inputs.push(global.input(name));
         }
         let start = program.text.len();
-        program.push(line, Origin::Synthetic);
+        program.push(text, Origin::Synthetic);
         self.load(&program);
-        let at = TextSize::from((start + offset.min(line.len())) as u32);
-        weft_ide::completions(self.session.db(), self.scratch, at)
-            .into_iter()
-            .filter(|c| !c.label.starts_with("__"))
-            .collect()
+        TextSize::from((start + offset.min(text.len())) as u32)
     }
 }
 

@@ -60,7 +60,7 @@ impl Preview {
         }
         let reads: Vec<_> =
             ranges.iter().map(|(slot, run)| (&self.leaves[*slot], run.start, run.len())).collect();
-        let mut shown = vec![BTreeMap::new(); self.leaves.len()];
+        let mut shown: Vec<BTreeMap<usize, interp::NestedValue>> = vec![BTreeMap::new(); self.leaves.len()];
         for ((slot, run), value) in ranges.iter().zip(weft_gpu::download_ranges(&self.gpu, &reads)?) {
             for (k, i) in run.clone().enumerate() {
                 let scalar = match &value {
@@ -72,6 +72,14 @@ impl Preview {
                     shown[*slot].insert(i, s.to_interp());
                 }
             }
+        }
+        // A wanted element past the end of its leaf is a malformed value: an executor's bug.
+        if wanted.iter().zip(&shown).any(|(wanted, shown)| wanted.len() != shown.len()) {
+            return Err(Diagnostic::new(
+                weft_syntax::Code::InternalError,
+                rowan::TextRange::default(),
+                "internal error: a device value's segments point outside its elements",
+            ));
         }
         let mut out = String::new();
         self.write(&mut out, &self.root, 0, items, &shown);
@@ -86,7 +94,7 @@ impl Preview {
     /// The value's shape (`shape_text`'s rules): its length, and its rows' lengths.
     pub(crate) fn shape(&self) -> Option<String> {
         let Coll::Seqs { offsets, lengths, elems } = &self.root else { return None };
-        let (start, n) = (self.descriptors[*offsets][0], self.descriptors[*lengths][0]);
+        let (start, n) = self.segment(*offsets, *lengths, 0);
         let rows = match &**elems {
             Coll::Seqs { lengths, .. } => {
                 self.descriptors[*lengths].get(start..start + n).unwrap_or_default()
@@ -192,11 +200,8 @@ pub(crate) fn shown_indices(n: usize, items: usize) -> Vec<usize> {
     if n <= items { (0..n).collect() } else { (0..items - 1).chain([n - 1]).collect() }
 }
 
-/// A tuple type's text from its items' (`(bool,)` for one item, as `Type` writes it).
+/// A tuple type's text from its items', as `Type` writes it (`(bool)` for one item).
 pub(crate) fn tuple_text(items: Vec<String>) -> String {
-    if let [one] = items.as_slice() {
-        return format!("({one},)");
-    }
     format!("({})", items.join(", "))
 }
 

@@ -88,6 +88,11 @@ impl SessionValue {
                     };
                     let Some(len) = common.and_then(|n| u64::try_from(n).ok()) else { break };
                     lengths.push(len);
+                    // An empty sequence has no rows: the collection's other segments say
+                    // nothing of it (and a host value would stop here too).
+                    if len == 0 {
+                        break;
+                    }
                     // A nested level's descriptors follow directly only when its elements are
                     // sequences themselves: tuples interleave their fields.
                     if !matches!(**elem, Type::Seq(_)) {

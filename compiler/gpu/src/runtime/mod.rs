@@ -962,6 +962,7 @@ impl Gpu {
         parts: &[(&Arc<DeviceBuffer>, u64, u64)],
         record: &Arc<DeviceBuffer>,
     ) -> GpuResult<(Vec<Vec<u8>>, u32)> {
+        debug_assert!(parts.iter().all(|&(_, offset, _)| offset.is_multiple_of(4)), "unaligned read-back");
         // The batch and the copies go in one submission, under the batch lock.
         let mut batch = lock(&self.batch);
         // The record's word first, then each part at the next multiple of 4.

@@ -161,7 +161,7 @@ fn long_values_are_shortened_and_typed_with_their_lengths_on_every_executor() {
         );
         assert_eq!(
             cell(&mut e, "([1.5], (True,))"),
-            (true, "([1.5], (True,)) : ([f32; 1], (bool,))\n".to_string()),
+            (true, "([1.5], (True,)) : ([f32; 1], (bool))\n".to_string()),
             "{backend:?}"
         );
     }
@@ -184,6 +184,12 @@ fn later_cells_know_the_real_lengths_of_earlier_values_on_every_executor() {
         assert!(!ok, "{backend:?}");
         assert!(out.starts_with("cell[3] E0350 `zip` needs sequences of equal length"), "{backend:?}: {out}");
         assert!(e.value("zs").is_none(), "{backend:?}");
+        // Rows of different lengths are not claimed equal: the index is still checked.
+        assert!(cell(&mut e, "ragged = [[1, 2], [3]]").0, "{backend:?}");
+        let (ok, out) = cell(&mut e, "[r[1] for r in ragged]");
+        assert!(!ok && out.contains("E0400"), "{backend:?}: {out}");
+        assert_eq!(e.hint("ragged").as_deref(), Some("[[i32]; 2]"), "{backend:?}");
+        assert_eq!(cell(&mut e, "ragged[1]"), (true, "[3] : [i32; 1]\n".to_string()), "{backend:?}");
     }
 }
 
@@ -247,6 +253,12 @@ fn a_nested_device_value_is_read_back_only_as_far_as_its_text_needs() {
     // elements: two read-backs, not the 4 MB of data.
     assert_eq!(after.bytes_read_back - before.bytes_read_back, 2 * 4 * 1000 + 9 * 4, "bytes read back");
     assert_eq!(after.read_backs - before.read_backs, 2, "read-backs");
+    // A row of the collection, at its own offset.
+    assert_eq!(cell(&mut e, "rows[999]"), (true, "[999000, 999001, …, 999999] : [i32; 1000]\n".to_string()));
+    assert_eq!(
+        cell(&mut e, "last = rows[998]\nlast"),
+        (true, "[998000, 998001, …, 998999] : [i32; 1000]\n".to_string())
+    );
     let vars = e.vars();
     let rows = vars.iter().find(|v| v.name == "rows").expect("rows");
     assert_eq!((rows.ty.as_str(), rows.shape.as_deref()), ("[[i32; 1000]; 1000]", Some("1000 × 1000")));
