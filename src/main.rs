@@ -75,6 +75,24 @@ enum Command {
         #[command(flatten)]
         schedule: ScheduleArgs,
     },
+    /// A Jupyter kernel on the same session engine as the REPL: `weft kernel install` writes
+    /// its kernelspec; Jupyter runs it as `weft kernel --connection-file F`.
+    Kernel {
+        #[command(subcommand)]
+        action: Option<KernelAction>,
+        /// The connection file Jupyter gives the kernel.
+        #[arg(long)]
+        connection_file: Option<PathBuf>,
+        /// Which executor runs the cells (by default the GPU where there is one that is not a
+        /// CPU, else the cpu executor).
+        #[arg(long, value_enum)]
+        backend: Option<BackendArg>,
+        /// The GPU adapter to use: the first whose name contains this.
+        #[arg(long)]
+        device: Option<String>,
+        #[command(flatten)]
+        schedule: ScheduleArgs,
+    },
     /// List the GPU adapters, with their limits and features.
     Devices,
     /// Print the WGSL kernels of a file's program, each validated by naga.
@@ -127,6 +145,22 @@ enum Command {
         after: Option<String>,
         /// The `.weft` file.
         file: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum KernelAction {
+    /// Write the kernelspec (kernel.json and a logo) where Jupyter finds it.
+    Install {
+        /// In the user's Jupyter data directory (the default).
+        #[arg(long, conflicts_with_all = ["sys_prefix", "prefix"])]
+        user: bool,
+        /// In the active Python environment (`$VIRTUAL_ENV` or `$CONDA_PREFIX`).
+        #[arg(long, conflicts_with = "prefix")]
+        sys_prefix: bool,
+        /// In `PREFIX/share/jupyter`.
+        #[arg(long)]
+        prefix: Option<PathBuf>,
     },
 }
 
@@ -264,6 +298,42 @@ fn main() -> ExitCode {
             let backend = backend.map(BackendArg::backend);
             let config = weft_repl::Config { backend, device, file, options: schedule.options() };
             ExitCode::from(weft_repl::run(config) as u8)
+        }
+        Command::Kernel { action: Some(KernelAction::Install { user, sys_prefix, prefix }), .. } => {
+            // `--user` is the default; clap keeps the three apart.
+            let place = match (user, sys_prefix, prefix) {
+                (_, _, Some(prefix)) => weft_kernel::InstallPlace::Prefix(prefix),
+                (_, true, None) => weft_kernel::InstallPlace::SysPrefix,
+                (_, false, None) => weft_kernel::InstallPlace::User,
+            };
+            let executable = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("weft"));
+            match weft_kernel::install(&place, &executable) {
+                Ok(dir) => {
+                    println!("installed the Weft kernelspec in {}", dir.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Kernel { action: None, connection_file, backend, device, schedule } => {
+            let Some(connection_file) = connection_file else {
+                eprintln!(
+                    "error: `weft kernel` needs --connection-file F (Jupyter passes it); `weft kernel install` installs the kernelspec"
+                );
+                return ExitCode::from(2);
+            };
+            let backend = backend.map(BackendArg::backend);
+            let config = weft_kernel::Config { backend, device, options: schedule.options() };
+            match weft_kernel::run(&connection_file, config) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Command::Devices => devices(),
         Command::Wgsl { file, schedule } => {
