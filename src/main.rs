@@ -65,15 +65,8 @@ enum Command {
     Repl {
         /// A file to load first.
         file: Option<PathBuf>,
-        /// Which executor runs the cells (by default the GPU where there is one that is not a
-        /// CPU, else the cpu executor).
-        #[arg(long, value_enum)]
-        backend: Option<BackendArg>,
-        /// The GPU adapter to use: the first whose name contains this.
-        #[arg(long)]
-        device: Option<String>,
         #[command(flatten)]
-        schedule: ScheduleArgs,
+        session: SessionArgs,
     },
     /// A Jupyter kernel on the same session engine as the REPL: `weft kernel install` writes
     /// its kernelspec; Jupyter runs it as `weft kernel --connection-file F`.
@@ -83,15 +76,8 @@ enum Command {
         /// The connection file Jupyter gives the kernel.
         #[arg(long)]
         connection_file: Option<PathBuf>,
-        /// Which executor runs the cells (by default the GPU where there is one that is not a
-        /// CPU, else the cpu executor).
-        #[arg(long, value_enum)]
-        backend: Option<BackendArg>,
-        /// The GPU adapter to use: the first whose name contains this.
-        #[arg(long)]
-        device: Option<String>,
         #[command(flatten)]
-        schedule: ScheduleArgs,
+        session: SessionArgs,
     },
     /// List the GPU adapters, with their limits and features.
     Devices,
@@ -146,6 +132,20 @@ enum Command {
         /// The `.weft` file.
         file: Option<PathBuf>,
     },
+}
+
+/// How a session (the REPL's, the kernel's) runs its cells.
+#[derive(clap::Args)]
+struct SessionArgs {
+    /// Which executor runs the cells (by default the GPU where there is one that is not a
+    /// CPU, else the cpu executor).
+    #[arg(long, value_enum)]
+    backend: Option<BackendArg>,
+    /// The GPU adapter to use: the first whose name contains this.
+    #[arg(long)]
+    device: Option<String>,
+    #[command(flatten)]
+    schedule: ScheduleArgs,
 }
 
 #[derive(Subcommand)]
@@ -294,7 +294,7 @@ fn main() -> ExitCode {
         Command::Run { file, backend, device, profile, schedule } => {
             run(&file, backend, device, profile, schedule.options())
         }
-        Command::Repl { file, backend, device, schedule } => {
+        Command::Repl { file, session: SessionArgs { backend, device, schedule } } => {
             let backend = backend.map(BackendArg::backend);
             let config = weft_repl::Config { backend, device, file, options: schedule.options() };
             ExitCode::from(weft_repl::run(config) as u8)
@@ -318,7 +318,11 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Kernel { action: None, connection_file, backend, device, schedule } => {
+        Command::Kernel {
+            action: None,
+            connection_file,
+            session: SessionArgs { backend, device, schedule },
+        } => {
             let Some(connection_file) = connection_file else {
                 eprintln!(
                     "error: `weft kernel` needs --connection-file F (Jupyter passes it); `weft kernel install` installs the kernelspec"

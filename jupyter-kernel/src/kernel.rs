@@ -21,12 +21,12 @@ use jupyter_protocol::{
     InspectReply, InterruptReply, IsCompleteReply, JupyterMessage, JupyterMessageContent, KernelInfoReply,
     LanguageInfo, Media, MediaType, ReplyError, ReplyStatus, ShutdownReply, Status, StreamContent, Transient,
 };
-use jupyter_zmq_client::{Connection, RawMessage, RuntimeError};
+use jupyter_zmq_client::{Connection, KernelControlConnection, RawMessage, RuntimeError};
 use tokio::sync::{mpsc, oneshot};
 use weft_session::engine::Engine;
 use weft_session::{Backend, DeviceSlot, Event, Interrupt, Options, Session};
 use weft_syntax::Severity;
-use weft_syntax::input::{InputStatus, input_status};
+use weft_syntax::input::{InputStatus, input_status, word_start};
 use zeromq::{SocketRecv, SocketSend};
 
 use crate::render;
@@ -115,7 +115,7 @@ async fn serve(info: ConnectionInfo, config: Config) -> Result<(), String> {
     let mut shell = jupyter_zmq_client::create_kernel_shell_connection(&info, &session_id)
         .await
         .map_err(|e| failed("shell", e))?;
-    let mut control = jupyter_zmq_client::create_kernel_control_connection(&info, &session_id)
+    let control = jupyter_zmq_client::create_kernel_control_connection(&info, &session_id)
         .await
         .map_err(|e| failed("control", e))?;
     let _stdin = jupyter_zmq_client::create_kernel_stdin_connection(&info, &session_id)
@@ -144,37 +144,7 @@ async fn serve(info: ConnectionInfo, config: Config) -> Result<(), String> {
 
     let (engine, interrupt) = EngineThread::start(config);
     let (shutdown_tx, mut shutdown) = mpsc::unbounded_channel::<()>();
-    {
-        let iopub = iopub.clone();
-        let shutdown_tx = shutdown_tx.clone();
-        tokio::spawn(async move {
-            loop {
-                let Some(request) = read(&mut control, "control").await else { return };
-                let _ = iopub.send(Status::busy().as_child_of(&request));
-                let reply = match &request.content {
-                    JupyterMessageContent::InterruptRequest(_) => {
-                        interrupt.request();
-                        Some(InterruptReply::new().as_child_of(&request))
-                    }
-                    JupyterMessageContent::KernelInfoRequest(_) => Some(kernel_info().as_child_of(&request)),
-                    JupyterMessageContent::ShutdownRequest(r) => {
-                        interrupt.request();
-                        Some(ShutdownReply { restart: r.restart, ..Default::default() }.as_child_of(&request))
-                    }
-                    _ => None,
-                };
-                let stop = matches!(request.content, JupyterMessageContent::ShutdownRequest(_));
-                if let Some(reply) = reply {
-                    let _ = control.send(reply).await;
-                }
-                let _ = iopub.send(Status::idle().as_child_of(&request));
-                if stop {
-                    let _ = shutdown_tx.send(());
-                    return;
-                }
-            }
-        });
-    }
+    tokio::spawn(serve_control(control, iopub.clone(), interrupt, shutdown_tx));
 
     let mut state =
         Shell { engine, iopub: iopub.clone(), count: ExecutionCount::new(0), history: Vec::new() };
@@ -200,6 +170,40 @@ async fn serve(info: ConnectionInfo, config: Config) -> Result<(), String> {
     // Let the last replies and statuses leave before the process ends.
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     Ok(())
+}
+
+/// The control channel, beside a running cell: interrupts, kernel info and shutdown.
+async fn serve_control(
+    mut control: KernelControlConnection,
+    iopub: mpsc::UnboundedSender<JupyterMessage>,
+    interrupt: Interrupt,
+    shutdown: mpsc::UnboundedSender<()>,
+) {
+    while let Some(request) = read(&mut control, "control").await {
+        let _ = iopub.send(Status::busy().as_child_of(&request));
+        let reply = match &request.content {
+            JupyterMessageContent::InterruptRequest(_) => {
+                interrupt.request();
+                Some(InterruptReply::new().as_child_of(&request))
+            }
+            JupyterMessageContent::KernelInfoRequest(_) => Some(kernel_info().as_child_of(&request)),
+            JupyterMessageContent::ShutdownRequest(r) => {
+                // A running cell stops first.
+                interrupt.request();
+                Some(ShutdownReply { restart: r.restart, ..Default::default() }.as_child_of(&request))
+            }
+            _ => None,
+        };
+        let stop = matches!(request.content, JupyterMessageContent::ShutdownRequest(_));
+        if let Some(reply) = reply {
+            let _ = control.send(reply).await;
+        }
+        let _ = iopub.send(Status::idle().as_child_of(&request));
+        if stop {
+            let _ = shutdown.send(());
+            return;
+        }
+    }
 }
 
 /// The next message with a good signature; `None` when the socket itself fails.
@@ -519,16 +523,6 @@ fn byte_offset(text: &str, chars: usize) -> usize {
 
 fn char_offset(text: &str, bytes: usize) -> usize {
     text[..bytes.min(text.len())].chars().count()
-}
-
-/// Where the name that ends at byte `pos` starts.
-fn word_start(text: &str, pos: usize) -> usize {
-    text[..pos]
-        .char_indices()
-        .rev()
-        .take_while(|(_, c)| *c == '_' || c.is_alphanumeric())
-        .last()
-        .map_or(pos, |(i, _)| i)
 }
 
 #[cfg(test)]

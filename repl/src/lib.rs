@@ -20,7 +20,7 @@ use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Editor, Helper};
 use weft_session::engine::Engine;
 use weft_session::{Backend, DeviceSlot, Event, Session};
-use weft_syntax::input::{InputStatus, input_status};
+use weft_syntax::input::{InputStatus, input_status, word_start};
 
 pub use commands::COMMANDS;
 
@@ -290,15 +290,6 @@ impl Validator for ReplHelper {
             _ => ValidationResult::Valid(None),
         })
     }
-}
-
-fn word_start(line: &str, pos: usize) -> usize {
-    line[..pos]
-        .char_indices()
-        .rev()
-        .take_while(|(_, c)| *c == '_' || c.is_alphanumeric())
-        .last()
-        .map_or(pos, |(i, _)| i)
 }
 
 /// Keywords, numbers, strings and comments in colour, from the lexer's tokens.

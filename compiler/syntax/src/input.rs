@@ -17,6 +17,17 @@ pub enum InputStatus {
     Invalid,
 }
 
+/// Where the name that ends at byte `pos` of `text` starts: what a completion replaces and a
+/// hint names, in a REPL line or a notebook cell.
+pub fn word_start(text: &str, pos: usize) -> usize {
+    text[..pos]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| *c == '_' || c.is_alphanumeric())
+        .last()
+        .map_or(pos, |(i, _)| i)
+}
+
 pub fn input_status(text: &str) -> InputStatus {
     let lexed = lex(text);
     let mut depth: i64 = 0;
