@@ -25,7 +25,7 @@ use weft_analysis::db::{CellInput, CellInterface, SESSION_INPUT};
 use weft_analysis::pipeline::{self, Options};
 use weft_analysis::{SourceFile, hir};
 use weft_core::types::Type;
-use weft_exec::interp::{self, NestedValue};
+use weft_exec::interp::NestedValue;
 use weft_syntax::SyntaxKind::{self, *};
 use weft_syntax::ast::{self, AstNode};
 use weft_syntax::{Code, Diagnostic, Severity};
@@ -700,30 +700,21 @@ impl Engine {
     }
 
     /// The event that shows a value: its text (shortened), its type with its lengths, its shape.
+    /// Of a device value, only what the text needs is read back (`preview`).
     pub fn describe(&self, value: &SessionValue) -> Result<Event, RunError> {
-        if let Some(preview) = self.session.preview(value)? {
-            return Ok(Event::Value {
-                text: preview.text(self.shown_items).map_err(RunError::Runtime)?,
-                ty: preview.sized_type(),
-                shape: preview.shape(),
-            });
-        }
-        let nested = self.session.nested(value)?;
+        let preview = self.session.preview(value)?;
         Ok(Event::Value {
-            text: shortened(&nested, self.shown_items),
-            ty: sized_type(&value.ty, &nested),
-            shape: crate::shape_text(&nested),
+            text: preview.text(self.shown_items).map_err(RunError::Runtime)?,
+            ty: preview.sized_type(),
+            shape: preview.shape(),
         })
     }
 
     /// The value's type with its lengths, and its shape. A device value's come from its
     /// descriptors alone: none of its data is read back.
     pub fn shape_of(&self, value: &SessionValue) -> Result<(String, Option<String>), RunError> {
-        if let Some(preview) = self.session.preview(value)? {
-            return Ok((preview.sized_type(), preview.shape()));
-        }
-        let nested = self.session.nested(value)?;
-        Ok((sized_type(&value.ty, &nested), crate::shape_text(&nested)))
+        let preview = self.session.preview(value)?;
+        Ok((preview.sized_type(), preview.shape()))
     }
 
     /// Every top-level value, by name.
@@ -997,78 +988,10 @@ fn split_vars<V>(types: &[Type], vars: Vec<V>) -> impl Iterator<Item = (Type, Ve
         .into_iter()
 }
 
-/// A value as it prints, with each sequence longer than `items` cut to its first `items - 1`
-/// items, `…`, and its last: `[0, 1, 2, …, 999999]`.
-pub fn shortened(value: &NestedValue, items: usize) -> String {
-    let mut out = String::new();
-    write_shortened(&mut out, value, items.max(2));
-    out
-}
-
-fn write_shortened(out: &mut String, value: &NestedValue, items: usize) {
-    match value {
-        NestedValue::Seq(seq) => {
-            out.push('[');
-            let n = seq.len();
-            let shown = crate::preview::shown_indices(n, items);
-            for (k, &i) in shown.iter().enumerate() {
-                if k > 0 {
-                    out.push_str(", ");
-                }
-                if n > items && k == shown.len() - 1 {
-                    out.push_str("…, ");
-                }
-                write_shortened(out, &seq.get(i), items);
-            }
-            out.push(']');
-        }
-        NestedValue::Tuple(parts) if !parts.is_empty() => {
-            out.push('(');
-            for (k, part) in parts.iter().enumerate() {
-                if k > 0 {
-                    out.push_str(", ");
-                }
-                write_shortened(out, part, items);
-            }
-            if parts.len() == 1 {
-                out.push(',');
-            }
-            out.push(')');
-        }
-        other => interp::print::write_value(out, other),
-    }
-}
-
 /// A type with the lengths a session knows of its value (`CellInput::lengths`).
 fn type_with_lengths(ty: &Type, lengths: &[u64]) -> String {
     match (ty, lengths) {
         (Type::Seq(elem), [len, rest @ ..]) => format!("[{}; {len}]", type_with_lengths(elem, rest)),
-        _ => ty.to_string(),
-    }
-}
-
-/// A type with the value's lengths: `[f32; 3]`, `[[i32; 4]; 2]`, and for rows of different
-/// lengths `[[i32]; 2]`.
-pub fn sized_type(ty: &Type, value: &NestedValue) -> String {
-    match (ty, value) {
-        (Type::Seq(elem), NestedValue::Seq(seq)) if matches!(**elem, Type::Scalar(_)) => {
-            format!("[{elem}; {}]", seq.len())
-        }
-        (Type::Seq(elem), NestedValue::Seq(seq)) => {
-            let items: Vec<String> = (0..seq.len()).map(|i| sized_type(elem, &seq.get(i))).collect();
-            let inner = match items.first() {
-                Some(first) if items.iter().all(|i| i == first) => first.clone(),
-                _ => elem.to_string(),
-            };
-            format!("[{inner}; {}]", seq.len())
-        }
-        (Type::Tuple(types), NestedValue::Tuple(parts))
-            if types.len() == parts.len() && !types.is_empty() =>
-        {
-            crate::preview::tuple_text(
-                types.iter().zip(parts.iter()).map(|(t, p)| sized_type(t, p)).collect(),
-            )
-        }
         _ => ty.to_string(),
     }
 }

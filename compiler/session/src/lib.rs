@@ -313,12 +313,18 @@ impl Session {
         }
     }
 
-    /// A device value's descriptors, read back to show it without its data (`preview`);
-    /// `None` for a value on the host.
-    pub(crate) fn preview(&self, value: &SessionValue) -> Result<Option<preview::Preview>, RunError> {
-        let Repr::Device(vars) = &value.repr else { return Ok(None) };
-        let gpu = self.device_of_values()?;
-        preview::Preview::read(gpu, &value.ty, vars).map(Some).map_err(RunError::Runtime)
+    /// The value, ready to be shown (`preview`): a device value's descriptors read back, a
+    /// host value as it is.
+    pub(crate) fn preview(&self, value: &SessionValue) -> Result<preview::Preview, RunError> {
+        match &value.repr {
+            Repr::Device(vars) => {
+                preview::Preview::read(self.device_of_values()?, &value.ty, vars).map_err(RunError::Runtime)
+            }
+            Repr::Flat(vars) => Ok(preview::Preview::host(&value.ty, vars)),
+            Repr::Nested(nested) => {
+                Ok(preview::Preview::host(&value.ty, &cpu::value_to_vars(&value.ty, nested)))
+            }
+        }
     }
 
     /// The device that holds the session's device values.

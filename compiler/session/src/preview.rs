@@ -1,7 +1,8 @@
-//! A device value shown without reading it all back. Every segment descriptor is read, since
-//! the sized type and the shape need each length; of the scalar data, only the elements that
-//! the shortened text shows. That is at most two read-backs, whatever the nesting: one for the
-//! descriptors, one for the shown elements.
+//! A value shown as a session shows it: its text shortened at every level, its type with its
+//! lengths, its shape. One walk over the IR's layout serves every executor's values. For a
+//! device value it reads back every segment descriptor, since the sized type and the shape need
+//! each length, and of the scalar data only the elements that the shortened text shows: at most
+//! two read-backs, whatever the nesting. A host value is read in place.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -26,31 +27,55 @@ enum Coll {
     Units,
 }
 
+/// The value's scalar arrays, by leaf number (`None` where the layout ran out of variables).
+enum Leaves {
+    Device(Arc<Gpu>, Vec<Option<DeviceValue>>),
+    Host(Vec<Option<cpu::FlatValue>>),
+}
+
 pub(crate) struct Preview {
-    gpu: Arc<Gpu>,
     ty: Type,
     /// The value as element 0 of a collection of one.
     root: Coll,
     descriptors: Vec<Vec<usize>>,
-    leaves: Vec<DeviceValue>,
+    leaves: Leaves,
 }
 
 impl Preview {
-    /// Reads the descriptors of `vars`, a value of `ty` laid out as `ir::layout(ty, false)`.
+    /// Reads the descriptors of `vars`, a device value of `ty` laid out as
+    /// `ir::layout(ty, false)`.
     pub(crate) fn read(gpu: Arc<Gpu>, ty: &Type, vars: &[DeviceValue]) -> Result<Preview, Diagnostic> {
         let mut layout = Layout { vars: vars.iter(), descriptors: Vec::new(), leaves: Vec::new() };
         let root = layout.many(ty);
-        let ranges: Vec<_> = layout.descriptors.iter().map(|&v| (v, 0, usize::MAX)).collect();
-        let descriptors = weft_gpu::download_ranges(&gpu, &ranges)?.iter().map(indices).collect();
-        let leaves = layout.leaves.into_iter().cloned().collect();
-        Ok(Preview { gpu, ty: ty.clone(), root, descriptors, leaves })
+        let ranges: Vec<_> = layout.descriptors.iter().flatten().map(|&v| (v, 0, usize::MAX)).collect();
+        let mut read = weft_gpu::download_ranges(&gpu, &ranges)?.into_iter();
+        let descriptors = layout
+            .descriptors
+            .iter()
+            .map(|d| d.and_then(|_| read.next()).map_or_else(Vec::new, |v| indices(&v)))
+            .collect();
+        let leaves = Leaves::Device(gpu, layout.leaves.into_iter().map(|v| v.cloned()).collect());
+        Ok(Preview { ty: ty.clone(), root, descriptors, leaves })
+    }
+
+    /// A host value of `ty`, laid out as `ir::layout(ty, false)`.
+    pub(crate) fn host(ty: &Type, vars: &[cpu::FlatValue]) -> Preview {
+        let mut layout = Layout { vars: vars.iter(), descriptors: Vec::new(), leaves: Vec::new() };
+        let root = layout.many(ty);
+        let descriptors = layout.descriptors.iter().map(|d| d.map_or_else(Vec::new, indices)).collect();
+        let leaves = Leaves::Host(layout.leaves.into_iter().map(|v| v.cloned()).collect());
+        Preview { ty: ty.clone(), root, descriptors, leaves }
     }
 
     /// The value's text, sequences longer than `items` shortened at every level to their first
     /// `items - 1` elements and their last; only those elements are read back.
     pub(crate) fn text(&self, items: usize) -> Result<String, Diagnostic> {
         let items = items.max(2);
-        let mut wanted = vec![BTreeSet::new(); self.leaves.len()];
+        let slots = match &self.leaves {
+            Leaves::Device(_, leaves) => leaves.len(),
+            Leaves::Host(leaves) => leaves.len(),
+        };
+        let mut wanted = vec![BTreeSet::new(); slots];
         self.want(&self.root, 0, items, &mut wanted);
         let mut ranges = Vec::new();
         for (slot, indices) in wanted.iter().enumerate() {
@@ -58,11 +83,29 @@ impl Preview {
                 ranges.push((slot, run));
             }
         }
-        let reads: Vec<_> =
-            ranges.iter().map(|(slot, run)| (&self.leaves[*slot], run.start, run.len())).collect();
-        let mut shown: Vec<BTreeMap<usize, interp::NestedValue>> = vec![BTreeMap::new(); self.leaves.len()];
-        for ((slot, run), value) in ranges.iter().zip(weft_gpu::download_ranges(&self.gpu, &reads)?) {
-            for (k, i) in run.clone().enumerate() {
+        // Each run's values, with the index of the run's first element in them: a device run
+        // is read back alone, a host run is read where it is.
+        let fetched: Vec<Option<(cpu::FlatValue, usize)>> = match &self.leaves {
+            Leaves::Device(gpu, leaves) => {
+                let reads: Vec<_> = ranges
+                    .iter()
+                    .filter_map(|(slot, run)| Some((leaves[*slot].as_ref()?, run.start, run.len())))
+                    .collect();
+                let mut read = weft_gpu::download_ranges(gpu, &reads)?.into_iter();
+                ranges
+                    .iter()
+                    .map(|(slot, run)| leaves[*slot].as_ref().and_then(|_| Some((read.next()?, run.start))))
+                    .collect()
+            }
+            Leaves::Host(leaves) => {
+                ranges.iter().map(|(slot, _)| Some((leaves[*slot].clone()?, 0))).collect()
+            }
+        };
+        let mut shown: Vec<BTreeMap<usize, interp::NestedValue>> = vec![BTreeMap::new(); slots];
+        for ((slot, run), fetched) in ranges.iter().zip(fetched) {
+            let Some((value, first)) = fetched else { continue };
+            for i in run.clone() {
+                let k = i - first;
                 let scalar = match &value {
                     cpu::FlatValue::Scalar(s) => Some(*s),
                     cpu::FlatValue::Vector(b) => b.get(k),
@@ -196,29 +239,30 @@ impl Preview {
 
 /// Which of `n` elements a shortened sequence shows: all of them, or the first `items - 1`
 /// and the last.
-pub(crate) fn shown_indices(n: usize, items: usize) -> Vec<usize> {
+fn shown_indices(n: usize, items: usize) -> Vec<usize> {
     if n <= items { (0..n).collect() } else { (0..items - 1).chain([n - 1]).collect() }
 }
 
 /// A tuple type's text from its items', as `Type` writes it (`(bool)` for one item).
-pub(crate) fn tuple_text(items: Vec<String>) -> String {
+fn tuple_text(items: Vec<String>) -> String {
     format!("({})", items.join(", "))
 }
 
-/// Walks a value's variables in layout order, numbering its descriptors and leaves.
-struct Layout<'v> {
-    vars: std::slice::Iter<'v, DeviceValue>,
-    descriptors: Vec<&'v DeviceValue>,
-    leaves: Vec<&'v DeviceValue>,
+/// Walks a value's variables in layout order, numbering its descriptors and leaves (`None`
+/// past the last variable of a malformed value).
+struct Layout<'v, V> {
+    vars: std::slice::Iter<'v, V>,
+    descriptors: Vec<Option<&'v V>>,
+    leaves: Vec<Option<&'v V>>,
 }
 
-impl<'v> Layout<'v> {
+impl<'v, V> Layout<'v, V> {
     /// A collection (`layout(ty, true)`). A single value (`layout(ty, false)`) reads the same
     /// way, as a collection of one: a sequence's offset and length as descriptors of one
     /// entry, a scalar as a leaf of one element.
     fn many(&mut self, ty: &Type) -> Coll {
-        let next = |list: &mut Vec<&'v DeviceValue>, vars: &mut std::slice::Iter<'v, DeviceValue>| {
-            list.push(vars.next().unwrap_or(&DeviceValue::Host(cpu::ScalarValue::I32(0))));
+        let next = |list: &mut Vec<Option<&'v V>>, vars: &mut std::slice::Iter<'v, V>| {
+            list.push(vars.next());
             list.len() - 1
         };
         match ty {
