@@ -486,34 +486,7 @@ impl Shell {
 
 /// IPython's history pattern: `*` any run of characters, `?` any one, the rest literal.
 fn glob_match(pattern: &str, text: &str) -> bool {
-    let (pattern, text): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    // Positions of the pattern reachable after each character of the text.
-    let mut reachable = vec![false; pattern.len() + 1];
-    reachable[0] = true;
-    let close = |reachable: &mut Vec<bool>| {
-        for k in 0..pattern.len() {
-            if reachable[k] && pattern[k] == '*' {
-                reachable[k + 1] = true;
-            }
-        }
-    };
-    close(&mut reachable);
-    for &c in &text {
-        let mut next = vec![false; pattern.len() + 1];
-        for k in 0..pattern.len() {
-            if reachable[k] {
-                match pattern[k] {
-                    '*' => next[k] = true,
-                    '?' => next[k + 1] = true,
-                    p if p == c => next[k + 1] = true,
-                    _ => {}
-                }
-            }
-        }
-        close(&mut next);
-        reachable = next;
-    }
-    reachable[pattern.len()]
+    wildmatch::WildMatch::new(pattern).matches(text)
 }
 
 /// Jupyter counts cursor positions in Unicode characters; the engine in bytes.
