@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use weft_analysis::check::{CheckConfig, OutputFormat, check_sources};
 use weft_analysis::pipeline::{self, InnerSchedule, Options, Strategy};
 use weft_analysis::{Database, SourceFile};
+use weft_session::figure::FigureFiles;
 use weft_session::{Backend, DeviceSlot, Event, RunError, Session};
 use weft_syntax::Diagnostic;
 use weft_syntax::diagnostics::render_text;
@@ -57,6 +58,9 @@ enum Command {
         /// which ops ran on the CPU executor instead.
         #[arg(long)]
         profile: bool,
+        /// Where charts (`plot`, `hist`, `image`) are written.
+        #[arg(long, default_value = FigureFiles::DEFAULT_DIRECTORY)]
+        figures: PathBuf,
         #[command(flatten)]
         schedule: ScheduleArgs,
     },
@@ -144,6 +148,9 @@ struct SessionArgs {
     /// The GPU adapter to use: the first whose name contains this.
     #[arg(long)]
     device: Option<String>,
+    /// Where the REPL writes charts (`plot`, `hist`, `image`); a notebook shows them instead.
+    #[arg(long, default_value = FigureFiles::DEFAULT_DIRECTORY)]
+    figures: PathBuf,
     #[command(flatten)]
     schedule: ScheduleArgs,
 }
@@ -291,12 +298,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { files, format, shapes } => check(&files, format, shapes),
-        Command::Run { file, backend, device, profile, schedule } => {
-            run(&file, backend, device, profile, schedule.options())
+        Command::Run { file, backend, device, profile, figures, schedule } => {
+            run(&file, (backend, device), profile, figures, schedule.options())
         }
-        Command::Repl { file, session: SessionArgs { backend, device, schedule } } => {
+        Command::Repl { file, session: SessionArgs { backend, device, figures, schedule } } => {
             let backend = backend.map(BackendArg::backend);
-            let config = weft_repl::Config { backend, device, file, options: schedule.options() };
+            let config = weft_repl::Config { backend, device, file, figures, options: schedule.options() };
             ExitCode::from(weft_repl::run(config) as u8)
         }
         Command::Kernel { action: Some(KernelAction::Install { user, sys_prefix, prefix }), .. } => {
@@ -321,7 +328,7 @@ fn main() -> ExitCode {
         Command::Kernel {
             action: None,
             connection_file,
-            session: SessionArgs { backend, device, schedule },
+            session: SessionArgs { backend, device, schedule, .. },
         } => {
             let Some(connection_file) = connection_file else {
                 eprintln!(
@@ -402,9 +409,9 @@ fn report(db: &Database, file: SourceFile, diagnostics: &[Diagnostic]) {
 /// stderr.
 fn run(
     path: &Path,
-    backend: Option<BackendArg>,
-    device: Option<String>,
+    (backend, device): (Option<BackendArg>, Option<String>),
     profile: bool,
+    figures: PathBuf,
     options: Options,
 ) -> ExitCode {
     let bytes = match std::fs::read(path) {
@@ -423,9 +430,13 @@ fn run(
     }
     let backend = backend.map(BackendArg::backend);
     let mut out = std::io::BufWriter::new(std::io::stdout());
+    let mut figures = FigureFiles::new(figures);
     let mut events = |event: Event| match event {
         Event::Printed(line) => {
             let _ = out.write_all(line.as_bytes());
+        }
+        Event::Chart(chart) => {
+            let _ = writeln!(out, "{}", figures.write(&chart));
         }
         Event::Notice(notice) => eprintln!("weft: {notice}"),
         Event::Profile(text) => {

@@ -79,6 +79,11 @@ impl interp::Host for Capture {
         self.0.push_str(line);
     }
 
+    /// A chart as its data, so that executors are compared on what they would draw.
+    fn draw(&mut self, chart: weft_exec::chart::Chart) {
+        self.0.push_str(&format!("{chart:?}\n"));
+    }
+
     fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
         Err(std::io::Error::other(format!("generated programs read no files ({path})")))
     }

@@ -16,7 +16,7 @@
 use std::sync::mpsc as std_mpsc;
 
 use jupyter_protocol::{
-    CodeMirrorMode, CommInfoReply, CompleteReply, ConnectionInfo, ErrorOutput, ExecuteInput, ExecuteReply,
+    CodeMirrorMode, CommInfoReply, CompleteReply, ConnectionInfo, DisplayData, ErrorOutput, ExecuteInput, ExecuteReply,
     ExecuteRequest, ExecuteResult, ExecutionCount, HelpLink, HistoryEntry, HistoryReply, HistoryRequest,
     InspectReply, InterruptReply, IsCompleteReply, JupyterMessage, JupyterMessageContent, KernelInfoReply,
     LanguageInfo, Media, MediaType, ReplyError, ReplyStatus, ShutdownReply, Status, StreamContent, Transient,
@@ -24,7 +24,7 @@ use jupyter_protocol::{
 use jupyter_zmq_client::{Connection, KernelControlConnection, RawMessage, RuntimeError};
 use tokio::sync::{mpsc, oneshot};
 use weft_session::engine::Engine;
-use weft_session::{Backend, DeviceSlot, Event, Interrupt, Options, Session};
+use weft_session::{Backend, DeviceSlot, Event, Interrupt, Options, Session, figure};
 use weft_syntax::Severity;
 use weft_syntax::input::{InputStatus, input_status, word_start};
 use zeromq::{SocketRecv, SocketSend};
@@ -379,6 +379,9 @@ impl Shell {
                 engine.run_cell(&code, &mut |event| {
                     let message = match event {
                         Event::Printed(text) if !silent => StreamContent::stdout(&text).as_child_of(&parent),
+                        Event::Chart(chart) if !silent => {
+                            DisplayData::new(render::figure(&figure::render(&chart))).as_child_of(&parent)
+                        }
                         Event::Profile(text) if !silent => StreamContent::stdout(&text).as_child_of(&parent),
                         Event::Notice(text) if !silent => {
                             StreamContent::stderr(&format!("weft: {text}\n")).as_child_of(&parent)

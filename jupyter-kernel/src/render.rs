@@ -1,6 +1,8 @@
 //! The engine's answers as Jupyter content: a result's mime bundle, a diagnostic's traceback.
 
 use jupyter_protocol::{Media, MediaType};
+use base64::Engine as _;
+use weft_session::figure::Figure;
 use weft_syntax::Diagnostic;
 
 /// A result: `text/plain` is the value's text alone, as IPython's repr is (`42`); `text/html`
@@ -16,6 +18,15 @@ pub fn value(text: &str, ty: &str, shape: Option<&str>) -> Media {
         escape(text)
     );
     Media::new(vec![MediaType::Plain(text.to_string()), MediaType::Html(html)])
+}
+
+/// A chart: the drawing (SVG text, or PNG in base64) and its summary as `text/plain`.
+pub fn figure(figure: &Figure) -> Media {
+    let drawing = match figure.mime {
+        "image/png" => MediaType::Png(base64::engine::general_purpose::STANDARD.encode(&figure.bytes)),
+        _ => MediaType::Svg(String::from_utf8_lossy(&figure.bytes).into_owned()),
+    };
+    Media::new(vec![MediaType::Plain(format!("<{}>", figure.summary)), drawing])
 }
 
 /// A diagnostic as a traceback: its ariadne rendering, in ANSI colour, one entry per line.

@@ -3,7 +3,7 @@
 use weft_session::Backend;
 use weft_session::engine::Listing;
 
-use crate::{Repl, render};
+use crate::Repl;
 
 /// Every command, with what `:help` says of it.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -40,7 +40,6 @@ pub fn code_part(line: &str, pos: usize) -> (&str, usize) {
 pub fn run(repl: &mut Repl, command: &str) -> bool {
     let (name, argument) = command.split_once(char::is_whitespace).unwrap_or((command, ""));
     let argument = argument.trim();
-    let color = repl.interactive;
     let matches: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).filter(|n| n.starts_with(name)).collect();
     let name = match matches.as_slice() {
         _ if COMMANDS.iter().any(|(n, _)| *n == name) => name,
@@ -52,6 +51,7 @@ pub fn run(repl: &mut Repl, command: &str) -> bool {
         }
     };
     let engine = &mut repl.engine;
+    let screen = &mut repl.screen;
     let mut ok = true;
     let needs_argument = ["type", "shape", "fusion", "wgsl", "ir", "time", "profile", "load", "shown"];
     if argument.is_empty() && needs_argument.contains(&name) {
@@ -72,11 +72,11 @@ pub fn run(repl: &mut Repl, command: &str) -> bool {
             );
         }
         "quit" => return false,
-        "type" => match engine.type_of(argument, &mut |e| render(e, color)) {
+        "type" => match engine.type_of(argument, &mut |e| screen.show(e)) {
             Some(ty) => println!("{argument} : {ty}"),
             None => ok = false,
         },
-        "shape" => match engine.evaluate(":shape", argument, false, &mut |e| render(e, color)) {
+        "shape" => match engine.evaluate(":shape", argument, false, &mut |e| screen.show(e)) {
             Some((Some(value), _)) => match engine.shape_of(&value) {
                 Ok((ty, shape)) => println!("{ty} (shape {})", shape.unwrap_or_else(|| "scalar".to_string())),
                 Err(_) => ok = false,
@@ -90,7 +90,7 @@ pub fn run(repl: &mut Repl, command: &str) -> bool {
                 "wgsl" => Listing::Wgsl,
                 _ => Listing::Ir,
             };
-            match engine.listing(what, argument, &mut |e| render(e, color)) {
+            match engine.listing(what, argument, &mut |e| screen.show(e)) {
                 Some(text) => print!("{text}"),
                 None => ok = false,
             }
@@ -101,13 +101,13 @@ pub fn run(repl: &mut Repl, command: &str) -> bool {
             if profile {
                 engine.set_backend(Some(Backend::Gpu));
             }
-            let outcome = engine.evaluate(&format!(":{name}"), argument, profile, &mut |e| render(e, color));
+            let outcome = engine.evaluate(&format!(":{name}"), argument, profile, &mut |e| screen.show(e));
             engine.set_backend(previous);
             match outcome {
                 Some((value, mut timing)) => {
                     let started = std::time::Instant::now();
                     if let Some(Ok(event)) = value.map(|value| engine.describe(&value)) {
-                        render(event, color);
+                        screen.show(event);
                     }
                     timing.download += started.elapsed();
                     if !profile {

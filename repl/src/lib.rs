@@ -19,6 +19,7 @@ use rustyline::hint::Hinter;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Editor, Helper};
 use weft_session::engine::Engine;
+use weft_session::figure::FigureFiles;
 use weft_session::{Backend, DeviceSlot, Event, Session};
 use weft_syntax::input::{InputStatus, input_status, word_start};
 
@@ -32,14 +33,16 @@ pub struct Config {
     pub device: Option<String>,
     /// Loaded first.
     pub file: Option<PathBuf>,
+    /// Where charts are written.
+    pub figures: PathBuf,
     pub options: weft_session::Options,
 }
 
 /// The REPL's state: the engine, and what the terminal needs between inputs.
 pub struct Repl {
     engine: Engine,
-    /// Colours and prompts (a terminal), or plain output (a pipe).
-    interactive: bool,
+    /// Where events are shown: in colour on a terminal, plain in a pipe.
+    screen: Screen,
     /// The file `:load` read last, for `:reload`.
     loaded: Option<PathBuf>,
     /// Whether any cell failed (the exit status without a terminal).
@@ -54,7 +57,8 @@ pub fn run(config: Config) -> i32 {
     let interrupt = engine.interrupt();
     // Ctrl-C during a computation stops it; at the prompt, rustyline reads it as a key.
     let _ = ctrlc::set_handler(move || interrupt.request());
-    let repl = Rc::new(RefCell::new(Repl { engine, interactive, loaded: None, failed: false }));
+    let screen = Screen { color: interactive, figures: FigureFiles::new(config.figures.clone()) };
+    let repl = Rc::new(RefCell::new(Repl { engine, screen, loaded: None, failed: false }));
     if let Some(file) = &config.file {
         repl.borrow_mut().load(file);
     }
@@ -77,7 +81,8 @@ impl Repl {
         if let Some(command) = trimmed.strip_prefix(':') {
             return commands::run(self, command);
         }
-        let ok = self.engine.run_cell(text, &mut |event| render(event, self.interactive));
+        let screen = &mut self.screen;
+        let ok = self.engine.run_cell(text, &mut |event| screen.show(event));
         self.failed |= !ok;
         true
     }
@@ -89,8 +94,8 @@ impl Repl {
                     self.engine.session().set_directory(dir.to_path_buf());
                 }
                 self.loaded = Some(path.to_path_buf());
-                let interactive = self.interactive;
-                let ok = self.engine.run_cell(&text, &mut |event| render(event, interactive));
+                let screen = &mut self.screen;
+                let ok = self.engine.run_cell(&text, &mut |event| screen.show(event));
                 self.failed |= !ok;
             }
             Err(err) => {
@@ -101,20 +106,29 @@ impl Repl {
     }
 }
 
-/// Shows one event: results and printed text on stdout, diagnostics and notices on stderr.
-fn render(event: Event, color: bool) {
-    match event {
-        Event::Printed(line) => {
-            print!("{line}");
-            let _ = std::io::stdout().flush();
-        }
-        Event::Value { text, ty, .. } => println!("{text} : {ty}"),
-        Event::Notice(notice) => eprintln!("weft: {notice}"),
-        Event::Profile(text) => eprint!("{text}"),
-        Event::Diagnostic { diagnostic, source, text } => {
-            let rendered = weft_syntax::diagnostics::render_text(&[diagnostic], &source, &text, color);
-            let _ = std::io::stdout().flush();
-            eprint!("{rendered}");
+/// Where the REPL shows events: results, printed text and the files charts went to on stdout,
+/// diagnostics and notices on stderr.
+struct Screen {
+    color: bool,
+    figures: FigureFiles,
+}
+
+impl Screen {
+    fn show(&mut self, event: Event) {
+        match event {
+            Event::Printed(line) => {
+                print!("{line}");
+                let _ = std::io::stdout().flush();
+            }
+            Event::Chart(chart) => println!("{}", self.figures.write(&chart)),
+            Event::Value { text, ty, .. } => println!("{text} : {ty}"),
+            Event::Notice(notice) => eprintln!("weft: {notice}"),
+            Event::Profile(text) => eprint!("{text}"),
+            Event::Diagnostic { diagnostic, source, text } => {
+                let rendered = weft_syntax::diagnostics::render_text(&[diagnostic], &source, &text, self.color);
+                let _ = std::io::stdout().flush();
+                eprint!("{rendered}");
+            }
         }
     }
 }

@@ -86,7 +86,7 @@ fn stmt_head(body: &Body, stmt: u32) -> TextRange {
         Stmt::Assign { value, .. } => Some(*value),
         Stmt::Expr(e) => Some(*e),
         Stmt::Return(value) => *value,
-        Stmt::Print(_) | Stmt::Def { .. } => None,
+        Stmt::Print { .. } | Stmt::Def { .. } => None,
     };
     expr.map_or(body.stmt_ranges[stmt as usize], |e| body.expr_range(e))
 }
@@ -195,7 +195,7 @@ impl BindingCheck<'_> {
                 self.reads(*expr, bound);
                 false
             }
-            Stmt::Print(args) => {
+            Stmt::Print { args, .. } => {
                 args.iter().for_each(|&a| self.reads(a, bound));
                 false
             }

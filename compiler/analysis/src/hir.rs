@@ -16,6 +16,7 @@ use crate::items::Function;
 use crate::names::{function_globals, top_level_names};
 use crate::parsed::parsed_file;
 use crate::prelude::is_prelude_name;
+use weft_core::Sink;
 use weft_core::types::Scalar;
 use weft_syntax::ast::{self, AstNode, is_expression};
 use weft_syntax::diagnostics::{Code, Diagnostic};
@@ -320,7 +321,11 @@ pub enum Stmt {
         message: Option<String>,
     },
     Expr(ExprId),
-    Print(Vec<ExprId>),
+    /// A call of `print` or a chart function, as a statement of its own.
+    Print {
+        sink: Sink,
+        args: Vec<ExprId>,
+    },
     Def {
         local: LocalId,
         lambda: LambdaId,
@@ -560,11 +565,11 @@ impl<'a> Lowerer<'a> {
             ast::Stmt::Expr(expr_stmt) => {
                 let expr = expr_stmt.expr()?;
                 if let Some(call) = expr.as_call()
-                    && call.callee().and_then(|c| c.as_name_ref()).is_some_and(|n| n.text() == "print")
+                    && let Some(sink) = call.callee().and_then(|c| c.as_name_ref()).and_then(|n| Sink::from_name(&n.text()))
                 {
                     let args = call.arg_list().into_iter().flat_map(|a| a.args()).collect::<Vec<_>>();
                     let args = args.iter().map(|a| self.lower_expr(a)).collect();
-                    Stmt::Print(args)
+                    Stmt::Print { sink, args }
                 } else {
                     Stmt::Expr(self.lower_expr(expr.syntax()))
                 }

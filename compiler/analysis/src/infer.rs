@@ -24,6 +24,7 @@ use crate::hir::{
     self, Body, Clause, ExprId, LambdaBody, LambdaId, Literal, LocalId, Pattern, Stmt, TypeRef,
 };
 use crate::items::{Function, file_functions};
+use weft_core::Sink;
 use weft_core::types::{Class, Scalar, Scheme, TyVar, Type};
 use weft_syntax::diagnostics::{Code, Diagnostic};
 
@@ -1111,7 +1112,8 @@ impl<'a> GroupInferrer<'a> {
             Stmt::Expr(expr) => {
                 self.infer_expr(state, *expr, None);
             }
-            Stmt::Print(args) => {
+            Stmt::Print { sink, args } if *sink != Sink::Text => self.infer_chart(state, *sink, args),
+            Stmt::Print { args, .. } => {
                 for &arg in args {
                     if let hir::Expr::Literal(Literal::Str(_)) = body.expr(arg) {
                         state.expr_types[arg as usize] = Type::Tuple(vec![]);
@@ -1693,6 +1695,18 @@ impl<'a> GroupInferrer<'a> {
         if name == "unzip" {
             return self.infer_unzip(state, id, callee, args);
         }
+        if let Some(sink) = Sink::from_name(name).filter(|&sink| sink != Sink::Text) {
+            state.diagnostics.push(
+                Diagnostic::new(
+                    Code::UnsupportedConstruct,
+                    body.expr_range(id),
+                    format!("`{name}` draws a chart and gives no value"),
+                )
+                .with_help(format!("call `{name}` as a statement of its own, at the top level")),
+            );
+            self.infer_chart(state, sink, args);
+            return Type::Tuple(vec![]);
+        }
         let Some(signature) = prelude_signature(self, name, Some(args.len())) else {
             state.diagnostics.push(Diagnostic::new(
                 Code::WrongArity,
@@ -1706,7 +1720,7 @@ impl<'a> GroupInferrer<'a> {
         };
         let (params, ret) = signature;
         state.expr_types[callee as usize] = Type::func(params.clone(), ret.clone());
-        self.check_args_prelude(state, callee, name, args, &params);
+        self.check_args_prelude(state, Some(callee), name, args, &params);
         // A literal cast to a type it can have takes that type (`f64(0.1)` is the f64 nearest
         // 0.1, not the f32 nearest 0.1 widened), as a literal in any other context does.
         if let (Some(target), [arg]) = (Scalar::from_name(name), args)
@@ -1719,10 +1733,35 @@ impl<'a> GroupInferrer<'a> {
         ret
     }
 
+    /// A chart statement: its arguments against the chart function's signature.
+    fn infer_chart(&mut self, state: &mut BodyState<'a>, sink: Sink, args: &[ExprId]) {
+        let name = sink.name();
+        let Some((params, _)) = prelude_signature(self, name, Some(args.len())) else {
+            let range = match (args.first(), args.last()) {
+                (Some(&first), Some(&last)) => state.body.expr_range(first).cover(state.body.expr_range(last)),
+                _ => TextRange::default(),
+            };
+            let signature = crate::prelude::prelude_doc(name).map_or("", |doc| doc.signature);
+            state.diagnostics.push(
+                Diagnostic::new(
+                    Code::WrongArity,
+                    range,
+                    format!("`{name}` does not take {} argument{}", args.len(), plural(args.len())),
+                )
+                .with_help(format!("call it as `{signature}`")),
+            );
+            args.iter().for_each(|&a| {
+                self.infer_expr(state, a, None);
+            });
+            return;
+        };
+        self.check_args_prelude(state, None, name, args, &params);
+    }
+
     fn check_args_prelude(
         &mut self,
         state: &mut BodyState<'a>,
-        callee: ExprId,
+        callee: Option<ExprId>,
         name: &str,
         args: &[ExprId],
         params: &[Type],
@@ -1740,7 +1779,7 @@ impl<'a> GroupInferrer<'a> {
             }
             let origin = Origin {
                 range: body.expr_range(args[i]),
-                other: Some(body.expr_range(callee)),
+                other: callee.map(|callee| body.expr_range(callee)),
                 what: "an argument of a prelude function has the wrong type",
             };
             self.require(state, &params[i], &ty, origin);
@@ -1872,6 +1911,13 @@ fn prelude_signature(
         }
         ("random_f32", Some(2) | None) => f(vec![T::I32, T::I32], seq(T::F32)),
         ("random_i32", Some(4) | None) => f(vec![T::I32; 4], seq(T::I32)),
+        // The chart statements: numbers of any numeric type, drawn as they are.
+        ("plot", Some(2)) => {
+            let (x, y) = (cx.fresh(Class::num()), cx.fresh(Class::num()));
+            f(vec![seq(x), seq(y)], T::Tuple(vec![]))
+        }
+        ("hist", Some(2)) => f(vec![seq(cx.fresh(Class::num())), T::I32], T::Tuple(vec![])),
+        ("image", Some(1)) => f(vec![seq(seq(cx.fresh(Class::num())))], T::Tuple(vec![])),
         _ => None,
     }
 }
@@ -1924,7 +1970,7 @@ fn mark_assigned(body: &Body, stmt: hir::StmtId, assigned: &mut [bool], newly: &
             nested(otherwise, assigned, newly);
         }
         Stmt::Def { local, .. } => locals.push(*local),
-        Stmt::Return(_) | Stmt::Assert { .. } | Stmt::Expr(_) | Stmt::Print(_) => {}
+        Stmt::Return(_) | Stmt::Assert { .. } | Stmt::Expr(_) | Stmt::Print { .. } => {}
     }
     for local in locals {
         if !std::mem::replace(&mut assigned[local as usize], true) {

@@ -1052,7 +1052,7 @@ impl<'a> Mono<'a> {
                 let rest_expr = self.lower_seq(ctx, rest, end);
                 self.let_(ctx, core::Pattern::Wildcard, value, rest_expr, range)
             }
-            Stmt::Print(args) => {
+            Stmt::Print { sink, args } => {
                 let args: Vec<PrintArg> = args
                     .iter()
                     .map(|&a| match body.expr(a) {
@@ -1060,7 +1060,7 @@ impl<'a> Mono<'a> {
                         _ => PrintArg::Value(self.lower_expr(ctx, a)),
                     })
                     .collect();
-                let print = ctx.builder.add(core::Expr::Print(args), Type::Tuple(vec![]), range);
+                let print = ctx.builder.add(core::Expr::Print { sink: *sink, args }, Type::Tuple(vec![]), range);
                 let rest_expr = self.lower_seq(ctx, rest, end);
                 self.let_(ctx, core::Pattern::Wildcard, print, rest_expr, range)
             }
@@ -1740,7 +1740,7 @@ fn stmt_parts(stmt: &Stmt, exprs: &mut Vec<ExprId>, stmts: &mut Vec<StmtId>) {
         Stmt::Return(value) => exprs.extend(value),
         Stmt::Assert { cond, .. } => exprs.push(*cond),
         Stmt::Expr(e) => exprs.push(*e),
-        Stmt::Print(args) => exprs.extend(args),
+        Stmt::Print { args, .. } => exprs.extend(args),
         Stmt::Def { .. } => {}
     }
 }

@@ -59,6 +59,9 @@ pub const PRELUDE_NAMES: &[&str] = &[
     "load_csv",
     // Output.
     "print",
+    "plot",
+    "hist",
+    "image",
 ];
 
 /// A prelude name, or the session's hidden input reader (`db::SESSION_INPUT`), which no
@@ -137,6 +140,9 @@ pub const PRELUDE_DOCS: &[PreludeDoc] = docs! {
     "load_npy": "load_npy(path: str) -> [a]", "The array in a `.npy` file (top level only; the path is a string literal).";
     "load_csv": "load_csv(path: str) -> [[f32]]", "The rows of a CSV file (top level only; the path is a string literal).";
     "print": "print(v, ...)", "Prints the values separated by spaces, as Python does (top level only).";
+    "plot": "plot(xs: [a], ys: [b])", "Draws the points `(xs[i], ys[i])` joined by a line (top level only; the lengths must be equal). A notebook shows the chart; `weft run` and the REPL write it to a file and print its path.";
+    "hist": "hist(xs: [a], bins: i32)", "Draws a histogram of `xs` in `bins` equal bins between its least and greatest value (top level only; 1 to 1000 bins).";
+    "image": "image(xss: [[a]])", "Draws the rows of `xss` as an image, each value a pixel coloured from least (dark) to greatest (bright) (top level only; the rows must have equal lengths).";
 };
 
 /// The docs of a prelude function.

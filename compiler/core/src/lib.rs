@@ -174,8 +174,9 @@ pub enum Expr {
         cond: ExprId,
         message: Option<String>,
     },
-    /// Gives `()` after printing (top level only).
-    Print(Vec<PrintArg>),
+    /// Gives `()` after sending the values to `sink`: printing them, or drawing them (top
+    /// level only).
+    Print { sink: Sink, args: Vec<PrintArg> },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -191,6 +192,37 @@ pub enum Pattern {
 pub struct Callee {
     pub func: FuncId,
     pub captures: Vec<ExprId>,
+}
+
+/// Where an output statement sends its values: `print`'s line of text, or a chart the front
+/// end draws (`plot`, `hist`, `image`). Charts only draw: the executors hand their values to
+/// the host and compute nothing for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Sink {
+    Text,
+    Plot,
+    Hist,
+    Image,
+}
+
+impl Sink {
+    /// Every sink, `print` first.
+    pub const ALL: [Sink; 4] = [Sink::Text, Sink::Plot, Sink::Hist, Sink::Image];
+
+    /// The prelude function that writes to it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sink::Text => "print",
+            Sink::Plot => "plot",
+            Sink::Hist => "hist",
+            Sink::Image => "image",
+        }
+    }
+
+    /// The sink the prelude function `name` writes to.
+    pub fn from_name(name: &str) -> Option<Sink> {
+        Sink::ALL.into_iter().find(|sink| sink.name() == name)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -487,7 +519,7 @@ impl Function {
                 format!("{}({})", prim.name(), parts.join(", "))
             }
             Expr::Assert { cond, message } => format!("assert {} {message:?}", self.inline(*cond)),
-            Expr::Print(args) => {
+            Expr::Print { sink, args } => {
                 let args: Vec<String> = args
                     .iter()
                     .map(|a| match a {
@@ -495,7 +527,7 @@ impl Function {
                         PrintArg::Value(v) => self.inline(*v),
                     })
                     .collect();
-                format!("print({})", args.join(", "))
+                format!("{}({})", sink.name(), args.join(", "))
             }
             Expr::Let { .. } | Expr::If { .. } | Expr::ForLoop { .. } | Expr::WhileLoop { .. } => {
                 format!("{{ {} }}", self.inline(id))

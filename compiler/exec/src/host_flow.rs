@@ -13,8 +13,10 @@ use std::rc::Rc;
 
 use rowan::TextRange;
 
+use crate::chart::Chart;
 use crate::cpu::{self, Counters};
 use crate::interp::Host;
+use weft_core::Sink;
 use weft_core::types::Scalar;
 use weft_flat::ir::{Block, FuncId, Function, Op, PrintItem, Program, Stmt, StmtKind, VarId};
 use weft_syntax::diagnostics::{Code, Diagnostic};
@@ -284,9 +286,10 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
                 let results = self.call_function(*func, values, span)?;
                 assign(frame, dests, results, span)?;
             }
-            StmtKind::Print { items } => {
+            StmtKind::Print { sink, items } => {
                 self.machine.settle(span)?;
                 let mut line = String::new();
+                let mut values = Vec::new();
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
                         line.push(' ');
@@ -294,17 +297,27 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
                     match item {
                         PrintItem::Text(text) => line.push_str(text),
                         PrintItem::Value { ty, vars } => {
-                            let values =
+                            let vars =
                                 vars.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
-                            let values = self.machine.to_host(values, span)?;
-                            let value = cpu::try_vars_to_value(ty, &values)
+                            let vars = self.machine.to_host(vars, span)?;
+                            let value = cpu::try_vars_to_value(ty, &vars)
                                 .map_err(|e| internal_at(format!("a printed value: {e}"), span))?;
-                            crate::interp::print::write_value(&mut line, &value);
+                            if *sink == Sink::Text {
+                                crate::interp::print::write_value(&mut line, &value);
+                            } else {
+                                values.push(value);
+                            }
                         }
                     }
                 }
-                line.push('\n');
-                self.host.print(&line);
+                if *sink == Sink::Text {
+                    line.push('\n');
+                    self.host.print(&line);
+                } else {
+                    let chart = Chart::from_values(*sink, &values)
+                        .map_err(|(code, why)| Diagnostic::new(code, span, why))?;
+                    self.host.draw(chart);
+                }
             }
         }
         Ok(())

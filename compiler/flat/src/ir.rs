@@ -24,7 +24,7 @@ use std::fmt::{self, Write as _};
 use rowan::TextRange;
 
 use weft_core::types::{Scalar, Type};
-use weft_core::{BinaryOp, Literal, UnaryOp};
+use weft_core::{BinaryOp, Literal, Sink, UnaryOp};
 
 pub type VarId = u32;
 pub type FuncId = u32;
@@ -180,7 +180,7 @@ impl Stmt {
                 body.reads(out);
             }
             StmtKind::Call { args, .. } => out.extend(args),
-            StmtKind::Print { items } => {
+            StmtKind::Print { items, .. } => {
                 for item in items {
                     if let PrintItem::Value { vars, .. } = item {
                         out.extend(vars);
@@ -271,8 +271,10 @@ pub enum StmtKind {
         args: Vec<VarId>,
         dests: Vec<VarId>,
     },
-    /// One line of output: the values, separated by spaces, as the interpreter prints them.
+    /// One line of output (the values, separated by spaces, as the interpreter prints them),
+    /// or a chart of the values, as the host draws it.
     Print {
+        sink: Sink,
         items: Vec<PrintItem>,
     },
     /// Ops the fusion pass (`fuse`) chose to run as one kernel.
@@ -870,7 +872,7 @@ fn write_block(out: &mut String, function: &Function, block: &Block, depth: usiz
                     vars(function, args)
                 );
             }
-            StmtKind::Print { items } => {
+            StmtKind::Print { sink, items } => {
                 let items: Vec<String> = items
                     .iter()
                     .map(|item| match item {
@@ -878,7 +880,7 @@ fn write_block(out: &mut String, function: &Function, block: &Block, depth: usiz
                         PrintItem::Value { ty, vars: vs } => format!("{}: {ty}", vars(function, vs)),
                     })
                     .collect();
-                let _ = writeln!(out, "{pad}print {} {at}", items.join(", "));
+                let _ = writeln!(out, "{pad}{} {} {at}", sink.name(), items.join(", "));
             }
             StmtKind::Kernel(kernel) => {
                 let _ =
@@ -1113,7 +1115,7 @@ impl Checker<'_> {
                 }
                 dests.iter().for_each(|&d| self.define(d));
             }
-            StmtKind::Print { items } => {
+            StmtKind::Print { items, .. } => {
                 for item in items {
                     if let PrintItem::Value { ty, vars } = item {
                         let want = layout(ty, false);

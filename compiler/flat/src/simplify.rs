@@ -175,7 +175,7 @@ impl Pass {
                 StmtKind::Call { args, .. } => self.vars(args),
                 // Fusion runs after simplification, so there are no kernels yet.
                 StmtKind::Kernel(_) => {}
-                StmtKind::Print { items } => {
+                StmtKind::Print { items, .. } => {
                     for item in items {
                         if let PrintItem::Value { vars, .. } = item {
                             self.vars(vars);

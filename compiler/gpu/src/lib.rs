@@ -262,6 +262,7 @@ struct NoFiles;
 
 impl Host for NoFiles {
     fn print(&mut self, _line: &str) {}
+    fn draw(&mut self, _chart: weft_exec::chart::Chart) {}
 
     fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
         Err(std::io::Error::new(std::io::ErrorKind::NotFound, path.to_string()))

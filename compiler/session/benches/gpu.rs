@@ -371,6 +371,7 @@ struct QuietHost;
 
 impl interp::Host for QuietHost {
     fn print(&mut self, _line: &str) {}
+    fn draw(&mut self, _chart: weft_exec::chart::Chart) {}
 
     fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
         std::fs::read(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR")))

@@ -10,6 +10,7 @@
 mod backend;
 mod device;
 pub mod engine;
+pub mod figure;
 mod preview;
 mod render;
 mod run;
@@ -34,6 +35,7 @@ pub use run::{RunError, RunReport, run_file, run_program};
 pub use value::SessionValue;
 pub use weft_analysis::pipeline::Options;
 pub use weft_exec::Interrupt;
+pub use weft_exec::chart::Chart;
 pub use weft_gpu::runtime::adapter_summaries;
 
 /// Which function of a program a session runs.
@@ -58,6 +60,8 @@ pub(crate) struct Invoked {
 pub enum Event {
     /// Text the program printed: one line, with its newline.
     Printed(String),
+    /// A chart the program drew (`plot`, `hist`, `image`); `figure::render` draws it.
+    Chart(Chart),
     /// Which executor runs the program and why, when it is not the one a user would expect.
     Notice(String),
     /// A value, as it prints, with its type (`[[f32]]`) and, for a sequence, its shape: its
@@ -373,6 +377,10 @@ struct EventHost<'a> {
 impl Host for EventHost<'_> {
     fn print(&mut self, line: &str) {
         (self.events)(Event::Printed(line.to_string()));
+    }
+
+    fn draw(&mut self, chart: Chart) {
+        (self.events)(Event::Chart(chart));
     }
 
     fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {

@@ -9,7 +9,7 @@ use crate::host_flow::Liveness;
 use crate::interp;
 use crate::interp::print::format_value;
 use weft_core::types::Scalar;
-use weft_core::{BinaryOp, Literal};
+use weft_core::{BinaryOp, Literal, Sink};
 use weft_flat::ir::{Block, Check, Function, IrType, MathFn, PrintItem, ReduceOp, Segs, VarInfo};
 
 struct TestHost {
@@ -26,6 +26,11 @@ impl TestHost {
 impl Host for TestHost {
     fn print(&mut self, line: &str) {
         self.out.push_str(line);
+    }
+
+    /// A chart as its data, so that executors are compared on what they would draw.
+    fn draw(&mut self, chart: crate::chart::Chart) {
+        self.out.push_str(&format!("{chart:?}\n"));
     }
 
     fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
@@ -373,6 +378,7 @@ fn if_while_call_and_print() {
     let res = m.var(si32());
     m.push(StmtKind::If { cond: c, then, otherwise, dests: vec![res] });
     m.push(StmtKind::Print {
+        sink: Sink::Text,
         items: vec![PrintItem::Text("total:".into()), PrintItem::Value { ty: Type::I32, vars: vec![res] }],
     });
     let main = m.finish("main", vec![]);
@@ -406,6 +412,7 @@ fn print_nested_sequences_and_tuples_like_the_interpreter() {
     let nested = Type::seq(Type::seq(Type::I32));
     let tuple = Type::Tuple(vec![Type::I32, Type::seq(Type::seq(Type::BOOL)), Type::Scalar(Scalar::F64)]);
     m.push(StmtKind::Print {
+        sink: Sink::Text,
         items: vec![
             PrintItem::Value { ty: nested, vars: vec![off, len, offsets, lengths, elems] },
             PrintItem::Text("and".into()),

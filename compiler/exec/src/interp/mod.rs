@@ -22,7 +22,9 @@ mod tests;
 
 use rowan::TextRange;
 
-use weft_core::{Callee, Expr, ExprId, FuncId, Function, Literal, Pattern, PrintArg, Program};
+use weft_core::{Callee, Expr, ExprId, FuncId, Function, Literal, Pattern, PrintArg, Program, Sink};
+
+use crate::chart::Chart;
 use weft_syntax::diagnostics::{Code, Diagnostic};
 
 use self::ops::Fail;
@@ -33,6 +35,8 @@ pub use self::value::{NestedValue, Seq};
 pub trait Host {
     /// One line printed by `print`: its values separated by spaces, ending in `"\n"`.
     fn print(&mut self, line: &str);
+    /// A chart drawn by `plot`, `hist` or `image`.
+    fn draw(&mut self, chart: crate::chart::Chart);
     /// The bytes of a file, for `load_npy` and `load_csv`; `path` is as written in the program.
     fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>>;
     /// The flag that stops the run (E0410); by default one nobody can set.
@@ -396,7 +400,20 @@ impl<'p> Interp<'p, '_> {
             | Expr::If { .. }
             | Expr::Let { .. }
             | Expr::Call { .. } => self.eval(f, id),
-            Expr::Print(args) => {
+            Expr::Print { sink, args } if *sink != Sink::Text => {
+                let values = args
+                    .iter()
+                    .map(|arg| match arg {
+                        PrintArg::Value(v) => self.eval(f, *v),
+                        PrintArg::Text(_) => Err(ill_typed(f, id, "a chart of a string")),
+                    })
+                    .collect::<EvalResult<Vec<_>>>()?;
+                let chart = Chart::from_values(*sink, &values)
+                    .map_err(|(code, why)| Box::new(Diagnostic::new(code, span(), why)))?;
+                self.host.draw(chart);
+                Ok(self.unit.clone())
+            }
+            Expr::Print { args, .. } => {
                 let mut line = String::new();
                 for (i, arg) in args.iter().enumerate() {
                     if i > 0 {

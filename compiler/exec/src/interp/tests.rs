@@ -145,6 +145,11 @@ impl Host for TestHost {
         self.out.push_str(line);
     }
 
+    /// A chart as its data, so that executors are compared on what they would draw.
+    fn draw(&mut self, chart: crate::chart::Chart) {
+        self.out.push_str(&format!("{chart:?}\n"));
+    }
+
     fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
         std::fs::read(self.dir.join(path))
     }

@@ -654,7 +654,7 @@ impl<'c> Flattener<'c> {
                 self.b.check(Check::Assert { cond: operands[0], message: message.clone() });
                 Rep::Tuple(vec![])
             }
-            Expr::Print(args) => {
+            Expr::Print { sink, args } => {
                 let mut items = Vec::new();
                 for arg in args {
                     items.push(match arg {
@@ -666,7 +666,7 @@ impl<'c> Flattener<'c> {
                         }
                     });
                 }
-                self.b.push(StmtKind::Print { items });
+                self.b.push(StmtKind::Print { sink: *sink, items });
                 Rep::Tuple(vec![])
             }
         })

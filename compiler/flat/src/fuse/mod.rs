@@ -434,7 +434,7 @@ pub(crate) fn stmt_label(f: &Function, stmt: &Stmt) -> String {
         StmtKind::While { .. } => "loop".into(),
         StmtKind::ElementLoop { .. } => "element loop".into(),
         StmtKind::Call { .. } => "call".into(),
-        StmtKind::Print { .. } => "print".into(),
+        StmtKind::Print { sink, .. } => sink.name().into(),
         StmtKind::Kernel(k) => k.name.clone(),
     }
 }

@@ -43,6 +43,7 @@ pub struct NoHost;
 
 impl weft_exec::interp::Host for NoHost {
     fn print(&mut self, _: &str) {}
+    fn draw(&mut self, _chart: weft_exec::chart::Chart) {}
     fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
         Err(std::io::Error::other(format!("no files in benchmarks: {path}")))
     }

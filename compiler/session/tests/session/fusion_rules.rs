@@ -47,6 +47,11 @@ impl weft_exec::interp::Host for Host {
         self.0.push_str(line);
     }
 
+    /// A chart as its data, so that executors are compared on what they would draw.
+    fn draw(&mut self, chart: weft_exec::chart::Chart) {
+        self.0.push_str(&format!("{chart:?}\n"));
+    }
+
     fn read_file(&mut self, _: &str) -> std::io::Result<Vec<u8>> {
         Err(std::io::Error::other("no files here"))
     }

@@ -425,7 +425,7 @@ impl<'a> Walker<'a> {
             Stmt::Expr(e) => {
                 self.expr(e);
             }
-            Stmt::Print(items) => {
+            Stmt::Print { args: items, .. } => {
                 for e in items {
                     self.expr(e);
                 }

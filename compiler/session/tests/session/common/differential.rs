@@ -67,6 +67,11 @@ impl interp::Host for CapturingHost {
         self.stdout.push_str(line);
     }
 
+    /// A chart as its data, so that executors are compared on what they would draw.
+    fn draw(&mut self, chart: weft_exec::chart::Chart) {
+        self.stdout.push_str(&format!("{chart:?}\n"));
+    }
+
     fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
         std::fs::read(workspace_root().join(path))
     }
