@@ -386,11 +386,11 @@ impl Shell {
                         Event::Notice(text) if !silent => {
                             StreamContent::stderr(&format!("weft: {text}\n")).as_child_of(&parent)
                         }
-                        Event::Value { text, ty, shape } if !silent => {
+                        Event::Value { text, ty, shape, table } if !silent => {
                             shown = text.clone();
                             ExecuteResult {
                                 execution_count: count,
-                                data: render::value(&text, &ty, shape.as_deref()),
+                                data: render::value(&text, &ty, shape.as_deref(), table.as_ref()),
                                 metadata: Default::default(),
                                 transient: Some(Transient::default()),
                             }

@@ -2,22 +2,60 @@
 
 use jupyter_protocol::{Media, MediaType};
 use base64::Engine as _;
+use std::fmt::Write as _;
+
+use weft_session::Table;
 use weft_session::figure::Figure;
 use weft_syntax::Diagnostic;
 
 /// A result: `text/plain` is the value's text alone, as IPython's repr is (`42`); `text/html`
-/// shows it with its type and shape.
-pub fn value(text: &str, ty: &str, shape: Option<&str>) -> Media {
+/// shows a sequence as a table, anything else as its text, captioned with the type and shape.
+pub fn value(text: &str, ty: &str, shape: Option<&str>, table: Option<&Table>) -> Media {
     let caption = match shape {
         Some(shape) => format!("{} · shape {}", escape(ty), escape(shape)),
         None => escape(ty),
     };
-    let html = format!(
-        "<div class=\"weft-value\"><pre style=\"margin:0\">{}</pre>\
-         <div style=\"opacity:0.7;font-size:smaller\">{caption}</div></div>",
-        escape(text)
-    );
+    let html = match table {
+        Some(table) => table_html(table, &caption),
+        None => format!(
+            "<div class=\"weft-value\"><pre style=\"margin:0\">{}</pre>\
+             <div style=\"opacity:0.7;font-size:smaller\">{caption}</div></div>",
+            escape(text)
+        ),
+    };
     Media::new(vec![MediaType::Plain(text.to_string()), MediaType::Html(html)])
+}
+
+/// A table with a caption, an index column, and a row of `…` where elements are left out.
+fn table_html(table: &Table, caption: &str) -> String {
+    let mut html = format!(
+        "<table class=\"weft-value\"><caption style=\"caption-side:bottom;opacity:0.7;font-size:smaller\">{caption}</caption>"
+    );
+    if !table.columns.is_empty() {
+        html.push_str("<thead><tr><th></th>");
+        for column in &table.columns {
+            let _ = write!(html, "<th>{}</th>", escape(column));
+        }
+        html.push_str("</tr></thead>");
+    }
+    html.push_str("<tbody>");
+    let width = table.rows.iter().flatten().map(|(_, cells)| cells.len()).max().unwrap_or(1);
+    for row in &table.rows {
+        match row {
+            Some((index, cells)) => {
+                let _ = write!(html, "<tr><th>{index}</th>");
+                for cell in cells {
+                    let _ = write!(html, "<td style=\"text-align:right\"><code>{}</code></td>", escape(cell));
+                }
+                html.push_str("</tr>");
+            }
+            None => {
+                let _ = write!(html, "<tr><th>…</th><td colspan=\"{width}\">…</td></tr>");
+            }
+        }
+    }
+    html.push_str("</tbody></table>");
+    html
 }
 
 /// A chart: the drawing (SVG text, or PNG in base64) and its summary as `text/plain`.

@@ -1,5 +1,5 @@
 """The Jupyter project's conformance suite (jupyter_kernel_test) against the installed Weft
-kernel, with every check it offers filled in except display data (plots come with `plot`)."""
+kernel, with every check it offers filled in."""
 
 import unittest
 
@@ -42,6 +42,12 @@ class WeftKernelTests(jupyter_kernel_test.KernelTests):
     supported_history_operations = ("tail", "range", "search")
 
     code_inspect_sample = "len"
+
+    code_display_data = [
+        {"code": "plot([0.0, 1.0, 2.0], [0.0, 1.0, 4.0])", "mime": "image/svg+xml"},
+        {"code": "hist([1, 2, 2, 3], 3)", "mime": "image/svg+xml"},
+        {"code": "image([[i * j for j in range(100)] for i in range(100)])", "mime": "image/png"},
+    ]
 
 
 if __name__ == "__main__":

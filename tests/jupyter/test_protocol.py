@@ -1,6 +1,7 @@
 """What the conformance suite does not check: a message with a bad signature is dropped and the
 kernel answers the next good one; an interrupt stops a running cell and the next cell runs."""
 
+import base64
 import time
 import unittest
 
@@ -64,17 +65,65 @@ class WeftKernelProtocolTests(unittest.TestCase):
                 break
         self.assertEqual(result, "42")
 
-    def test_results_carry_html_with_their_type_and_shape(self):
-        msg_id = self.kc.execute("[[1, 2], [3, 4]]")
-        self.kc.get_shell_msg(timeout=30)
+    def outputs(self, code):
+        """The iopub messages a cell sends, up to its idle status."""
+        msg_id = self.kc.execute(code)
+        reply = self.kc.get_shell_msg(timeout=30)
+        self.assertEqual(reply["content"]["status"], "ok", reply["content"])
+        messages = []
         while True:
             msg = self.kc.get_iopub_msg(timeout=10)
-            if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "execute_result":
-                break
-        data = msg["content"]["data"]
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                return messages
+            messages.append(msg)
+
+    def result(self, code):
+        [data] = [m["content"]["data"] for m in self.outputs(code) if m["msg_type"] == "execute_result"]
+        return data
+
+    def test_results_carry_html_with_their_type_and_shape(self):
+        data = self.result("[[1, 2], [3, 4]]")
         self.assertEqual(data["text/plain"], "[[1, 2], [3, 4]]")
         self.assertIn("[[i32; 2]; 2]", data["text/html"])
         self.assertIn("2 × 2", data["text/html"])
+        data = self.result("6 * 7")
+        self.assertEqual(data["text/plain"], "42")
+        self.assertIn("<pre", data["text/html"])
+
+    def test_sequences_are_tables_capped_in_size(self):
+        html = self.result("[[i * 100 + j for j in range(50)] for i in range(1000)]")["text/html"]
+        self.assertIn("<table", html)
+        self.assertIn("<caption", html)
+        self.assertIn("[[i32; 50]; 1000]", html)
+        # The header, ten rows of the thousand (nine and the last), a row for the rest.
+        self.assertEqual(html.count("<tr><th>"), 12)
+        self.assertIn("<tr><th>999</th>", html)
+        self.assertIn("<code>99949</code>", html)
+        self.assertNotIn("<code>900</code>", html)
+        pairs = self.result("[(i, f32(i) / 2.0) for i in range(3)]")["text/html"]
+        self.assertIn("<th>.0</th><th>.1</th>", pairs)
+        self.assertIn("<code>1.0</code>", pairs)
+
+    def test_charts_are_display_data(self):
+        [plot] = [m for m in self.outputs("plot([0, 1, 2], [0.0, 1.0, 4.0])") if m["msg_type"] == "display_data"]
+        data = plot["content"]["data"]
+        self.assertEqual(data["text/plain"], "<plot of 3 points>")
+        self.assertTrue(data["image/svg+xml"].startswith("<svg"))
+        self.assertIn("<polyline", data["image/svg+xml"])
+        [image] = [
+            m
+            for m in self.outputs("image([[i + j for j in range(80)] for i in range(60)])")
+            if m["msg_type"] == "display_data"
+        ]
+        png = base64.b64decode(image["content"]["data"]["image/png"])
+        self.assertTrue(png.startswith(b"\x89PNG\r\n\x1a\n"))
+        # A chart that cannot be drawn is an error of the cell, as on every executor.
+        msg_id = self.kc.execute("hist([1.0, 2.0], 0)")
+        reply = self.kc.get_shell_msg(timeout=30)
+        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
+        self.assertEqual(reply["content"]["ename"], "E0406")
 
 
 if __name__ == "__main__":

@@ -707,6 +707,7 @@ impl Engine {
             text: preview.text(self.shown_items).map_err(RunError::Runtime)?,
             ty: preview.sized_type(),
             shape: preview.shape(),
+            table: preview.table(self.shown_items).map_err(RunError::Runtime)?,
         })
     }
 
@@ -806,7 +807,7 @@ impl Engine {
     fn expression_program(&mut self, command: &str, expr: &str) -> (usize, Program) {
         let cell = self.add_source(command.to_string(), expr);
         let pieces = [(TextSize::from(0), expr.to_string())];
-        // A `print(...)` has no value to keep.
+        // A `print(...)` or a chart has no value to keep.
         let parse = weft_syntax::parse(expr);
         let valued = parse.syntax().children().next().is_none_or(|s| is_shown_expression(&s));
         let mut program = self.program(cell, &pieces, &BTreeSet::new(), valued, &BTreeSet::new());
@@ -917,14 +918,12 @@ fn def_name(node: &weft_syntax::SyntaxNode) -> Option<String> {
     Some(def.name()?.text())
 }
 
-/// An expression statement whose value a REPL shows: not a `print`.
+/// An expression statement whose value a REPL shows: not a `print` or a chart, which are
+/// statements that give nothing.
 fn is_shown_expression(node: &weft_syntax::SyntaxNode) -> bool {
-    if node.kind() != EXPR_STMT {
-        return false;
-    }
-    let text = node.text().to_string();
-    let head = text.trim_start();
-    !(head.starts_with("print(") || head.starts_with("print ("))
+    let Some(statement) = ast::ExprStmt::cast(node.clone()) else { return false };
+    let callee = statement.expr().and_then(|e| e.as_call()?.callee()?.as_name_ref().map(|n| n.text()));
+    !callee.is_some_and(|name| weft_syntax::validate::OUTPUT_FUNCTIONS.contains(&name.as_str()))
 }
 
 /// The identifiers a text mentions.

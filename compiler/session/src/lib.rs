@@ -29,6 +29,7 @@ use weft_syntax::{Code, Diagnostic};
 use crate::value::Repr;
 
 pub use backend::{Backend, default_backend};
+pub use preview::Table;
 pub use device::DeviceSlot;
 pub use render::profile_text;
 pub use run::{RunError, RunReport, run_file, run_program};
@@ -65,8 +66,9 @@ pub enum Event {
     /// Which executor runs the program and why, when it is not the one a user would expect.
     Notice(String),
     /// A value, as it prints, with its type (`[[f32]]`) and, for a sequence, its shape: its
-    /// length and the lengths one level down (`3 × 4`, or `3 × 0..5` where they differ).
-    Value { text: String, ty: String, shape: Option<String> },
+    /// length and the lengths one level down (`3 × 4`, or `3 × 0..5` where they differ); a
+    /// sequence also as a table.
+    Value { text: String, ty: String, shape: Option<String>, table: Option<Table> },
     /// A diagnostic (a compile error, a warning, the error a run stopped with), against the
     /// source it is about: its name (`cell[4]`) and text, for rendering.
     Diagnostic { diagnostic: Diagnostic, source: String, text: String },
@@ -295,13 +297,17 @@ impl Session {
         Ok(interp::print::format_value(&self.nested(value)?))
     }
 
-    /// The event that shows a value: its text, type and shape.
+    /// The event that shows a value: its whole text, type and shape, and a table of up to
+    /// `TABLE_ITEMS` items a level.
     pub fn describe(&self, value: &SessionValue) -> Result<Event, RunError> {
+        /// As many items as the engine shows by default.
+        const TABLE_ITEMS: usize = 10;
         let nested = self.nested(value)?;
         Ok(Event::Value {
             text: interp::print::format_value(&nested),
             ty: value.ty.to_string(),
             shape: shape_text(&nested),
+            table: self.preview(value)?.table(TABLE_ITEMS).map_err(RunError::Runtime)?,
         })
     }
 

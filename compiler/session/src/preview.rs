@@ -71,6 +71,56 @@ impl Preview {
     /// `items - 1` elements and their last; only those elements are read back.
     pub(crate) fn text(&self, items: usize) -> Result<String, Diagnostic> {
         let items = items.max(2);
+        let shown = self.read_shown(items)?;
+        let mut out = String::new();
+        self.write(&mut out, &self.root, 0, items, &shown);
+        Ok(out)
+    }
+
+    /// A sequence as a table of the elements its text shows: a row per element, a column per
+    /// field of a tuple or per shown item of an inner sequence. `None` for anything else.
+    pub(crate) fn table(&self, items: usize) -> Result<Option<Table>, Diagnostic> {
+        let items = items.max(2);
+        let Coll::Seqs { offsets, lengths, elems } = &self.root else { return Ok(None) };
+        let shown = self.read_shown(items)?;
+        let cell = |coll: &Coll, i: usize| {
+            let mut text = String::new();
+            self.write(&mut text, coll, i, items, &shown);
+            text
+        };
+        let (start, n) = self.segment(*offsets, *lengths, 0);
+        let mut rows = Vec::new();
+        let mut widths = BTreeSet::new();
+        for j in with_gap(n, items) {
+            let Some(j) = j else {
+                rows.push(None);
+                continue;
+            };
+            let cells = match &**elems {
+                Coll::Tuples(fields) if !fields.is_empty() => fields.iter().map(|f| cell(f, start + j)).collect(),
+                Coll::Seqs { offsets, lengths, elems: inner } => {
+                    let (first, m) = self.segment(*offsets, *lengths, start + j);
+                    widths.insert(m);
+                    with_gap(m, items).map(|k| k.map_or_else(|| "…".to_string(), |k| cell(inner, first + k))).collect()
+                }
+                other => vec![cell(other, start + j)],
+            };
+            rows.push(Some((j, cells)));
+        }
+        let columns = match (&**elems, widths.len()) {
+            (Coll::Tuples(fields), _) if !fields.is_empty() => (0..fields.len()).map(|k| format!(".{k}")).collect(),
+            (Coll::Seqs { .. }, 1) => {
+                let m = widths.first().copied().unwrap_or(0);
+                with_gap(m, items).map(|k| k.map_or_else(|| "…".to_string(), |k| k.to_string())).collect()
+            }
+            _ => Vec::new(),
+        };
+        Ok(Some(Table { columns, rows }))
+    }
+
+    /// The scalars the text of a value shortened to `items` per level shows, by leaf number and
+    /// index; only those are read back.
+    fn read_shown(&self, items: usize) -> Result<Vec<BTreeMap<usize, interp::NestedValue>>, Diagnostic> {
         let slots = match &self.leaves {
             Leaves::Device(_, leaves) => leaves.len(),
             Leaves::Host(leaves) => leaves.len(),
@@ -124,9 +174,7 @@ impl Preview {
                 "internal error: a device value's segments point outside its elements",
             ));
         }
-        let mut out = String::new();
-        self.write(&mut out, &self.root, 0, items, &shown);
-        Ok(out)
+        Ok(shown)
     }
 
     /// The type with the value's lengths (`engine::sized_type`'s rules).
@@ -235,6 +283,22 @@ impl Preview {
             _ => ty.to_string(),
         }
     }
+}
+
+/// The indices `shown_indices` gives, with `None` where elements are left out.
+fn with_gap(n: usize, items: usize) -> impl Iterator<Item = Option<usize>> {
+    let indices = shown_indices(n, items);
+    let gap = (n > items).then_some(indices.len() - 1);
+    indices.into_iter().enumerate().flat_map(move |(k, j)| (gap == Some(k)).then_some(None).into_iter().chain([Some(j)]))
+}
+
+/// A sequence as a notebook shows it: the column headers (none where rows differ in length),
+/// and rows of cell texts, each with its element's index; `None` is the row of the elements
+/// left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    pub columns: Vec<String>,
+    pub rows: Vec<Option<(usize, Vec<String>)>>,
 }
 
 /// Which of `n` elements a shortened sequence shows: all of them, or the first `items - 1`

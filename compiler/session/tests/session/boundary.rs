@@ -76,8 +76,9 @@ fn an_entry_function_runs_with_arguments_on_every_executor() {
         assert_eq!(result.is_on_device(), backend == Backend::Gpu, "{backend:?}");
         assert_eq!(session.display(&result).expect("readable"), "[40, 50, 60]", "{backend:?}");
         let shown = session.describe(&result).expect("readable");
-        let expected =
-            Event::Value { text: "[40, 50, 60]".into(), ty: "[i32]".into(), shape: Some("3".into()) };
+        let rows = [40, 50, 60].iter().enumerate().map(|(i, x)| Some((i, vec![x.to_string()]))).collect();
+        let table = Some(weft_session::Table { columns: vec![], rows });
+        let expected = Event::Value { text: "[40, 50, 60]".into(), ty: "[i32]".into(), shape: Some("3".into()), table };
         assert_eq!(shown, expected, "{backend:?}");
         // The result is the next call's argument: on the GPU it never leaves the device.
         let again = session
@@ -184,7 +185,7 @@ fn a_nested_value_shows_its_shape() {
     let rows =
         session.call(file, "rows", vec![n], Backend::Cpu, Options::default(), &mut events).expect("runs");
     match session.describe(&rows).expect("readable") {
-        Event::Value { text, ty, shape } => {
+        Event::Value { text, ty, shape, .. } => {
             assert_eq!(text, "[[], [0], [0, 1], [0, 1, 2]]");
             assert_eq!(ty, "[[i32]]");
             assert_eq!(shape.as_deref(), Some("4 × 0..3"));
