@@ -24,6 +24,7 @@ use jupyter_protocol::{
 use jupyter_zmq_client::{Connection, KernelControlConnection, RawMessage, RuntimeError};
 use tokio::sync::{mpsc, oneshot};
 use weft_session::engine::Engine;
+use weft_session::engine::command::{self, Answer, Command, CommandError};
 use weft_session::{Backend, DeviceSlot, Event, Interrupt, Options, Session, figure};
 use weft_syntax::Severity;
 use weft_syntax::input::{InputStatus, input_status, word_start};
@@ -376,7 +377,7 @@ impl Shell {
             .call(move |engine| {
                 let mut error: Option<ReplyError> = None;
                 let mut shown = String::new();
-                engine.run_cell(&code, &mut |event| {
+                let mut on_event = |event| {
                     let message = match event {
                         Event::Printed(text) if !silent => StreamContent::stdout(&text).as_child_of(&parent),
                         Event::Chart(chart) if !silent => {
@@ -422,7 +423,43 @@ impl Shell {
                         _ => return,
                     };
                     let _ = iopub.send(message);
-                });
+                };
+                let answer = match command::command_text(&code) {
+                    None => {
+                        engine.run_cell(&code, &mut on_event);
+                        Ok(Answer::Done)
+                    }
+                    Some(text) => match command::parse(text) {
+                        Ok(Command::Quit) => Err(CommandError::Usage(
+                            "a notebook's kernel is shut down from the notebook (Kernel › Shut Down)".to_string(),
+                        )),
+                        Ok(command) => engine.command(command, &mut on_event),
+                        Err(why) => Err(CommandError::Usage(why)),
+                    },
+                };
+                match answer {
+                    Ok(answer) if !silent => {
+                        if let Some(message) = render::answer(answer) {
+                            let _ = iopub.send(JupyterMessage::new(message, Some(&parent)));
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(CommandError::Usage(why)) => {
+                        let output = ErrorOutput {
+                            ename: "UsageError".to_string(),
+                            evalue: why.clone(),
+                            traceback: vec![format!("\u{1b}[31mUsageError\u{1b}[0m: {why}")],
+                        };
+                        error = Some(ReplyError {
+                            ename: output.ename.clone(),
+                            evalue: output.evalue.clone(),
+                            traceback: output.traceback.clone(),
+                        });
+                        let _ = iopub.send(output.as_child_of(&parent));
+                    }
+                    // Its diagnostics went out as errors already.
+                    Err(CommandError::Failed) => {}
+                }
                 (error, shown)
             })
             .await;

@@ -1,11 +1,12 @@
 //! The engine's answers as Jupyter content: a result's mime bundle, a diagnostic's traceback.
 
-use jupyter_protocol::{Media, MediaType};
+use jupyter_protocol::{DisplayData, JupyterMessageContent, Media, MediaType, StreamContent};
 use base64::Engine as _;
 use std::fmt::Write as _;
 
 use weft_session::Table;
-use weft_session::figure::Figure;
+use weft_session::engine::command::Answer;
+use weft_session::figure::{self, Figure};
 use weft_syntax::Diagnostic;
 
 /// A result: `text/plain` is the value's text alone, as IPython's repr is (`42`); `text/html`
@@ -56,6 +57,32 @@ fn table_html(table: &Table, caption: &str) -> String {
     }
     html.push_str("</tbody></table>");
     html
+}
+
+/// What a command (a magic) shows besides its events: text as a stream; the fusion plan as a
+/// graph; kernels highlighted.
+pub fn answer(answer: Answer) -> Option<JupyterMessageContent> {
+    let display = |media: Vec<MediaType>| Some(DisplayData::new(Media::new(media)).into());
+    match answer {
+        Answer::Done | Answer::Quit => None,
+        Answer::Text(text) | Answer::Ir(text) => Some(StreamContent::stdout(&text).into()),
+        Answer::Fusion { text, plan } => display(vec![MediaType::Svg(figure::fusion_graph(&plan)), MediaType::Plain(text)]),
+        Answer::Wgsl(text) => display(vec![MediaType::Html(highlighted_wgsl(&text)), MediaType::Plain(text)]),
+    }
+}
+
+/// WGSL as HTML, highlighted by syntect with bat's WGSL grammar (from two-face).
+fn highlighted_wgsl(text: &str) -> String {
+    use two_face::re_exports::syntect;
+    static SYNTAXES: std::sync::LazyLock<syntect::parsing::SyntaxSet> =
+        std::sync::LazyLock::new(two_face::syntax::extra_newlines);
+    static THEMES: std::sync::LazyLock<two_face::theme::EmbeddedLazyThemeSet> =
+        std::sync::LazyLock::new(two_face::theme::extra);
+    let theme = THEMES.get(two_face::theme::EmbeddedThemeName::InspiredGithub);
+    let highlighted = SYNTAXES
+        .find_syntax_by_extension("wgsl")
+        .and_then(|wgsl| syntect::html::highlighted_html_for_string(text, &SYNTAXES, wgsl, theme).ok());
+    highlighted.unwrap_or_else(|| format!("<pre>{}</pre>", escape(text)))
 }
 
 /// A chart: the drawing (SVG text, or PNG in base64) and its summary as `text/plain`.

@@ -18,12 +18,12 @@ use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Editor, Helper};
+use weft_session::engine::command::{self, Command};
 use weft_session::engine::Engine;
 use weft_session::figure::FigureFiles;
 use weft_session::{Backend, DeviceSlot, Event, Session};
 use weft_syntax::input::{InputStatus, input_status, word_start};
 
-pub use commands::COMMANDS;
 
 /// What `weft repl` was asked for.
 #[derive(Debug, Clone, Default)]
@@ -43,8 +43,6 @@ pub struct Repl {
     engine: Engine,
     /// Where events are shown: in colour on a terminal, plain in a pipe.
     screen: Screen,
-    /// The file `:load` read last, for `:reload`.
-    loaded: Option<PathBuf>,
     /// Whether any cell failed (the exit status without a terminal).
     failed: bool,
 }
@@ -58,9 +56,9 @@ pub fn run(config: Config) -> i32 {
     // Ctrl-C during a computation stops it; at the prompt, rustyline reads it as a key.
     let _ = ctrlc::set_handler(move || interrupt.request());
     let screen = Screen { color: interactive, figures: FigureFiles::new(config.figures.clone()) };
-    let repl = Rc::new(RefCell::new(Repl { engine, screen, loaded: None, failed: false }));
+    let repl = Rc::new(RefCell::new(Repl { engine, screen, failed: false }));
     if let Some(file) = &config.file {
-        repl.borrow_mut().load(file);
+        commands::execute(&mut repl.borrow_mut(), Command::Load(file.clone()));
     }
     if interactive {
         interactive_loop(repl.clone())
@@ -78,31 +76,13 @@ impl Repl {
         if trimmed.is_empty() {
             return true;
         }
-        if let Some(command) = trimmed.strip_prefix(':') {
+        if let Some(command) = command::command_text(trimmed) {
             return commands::run(self, command);
         }
         let screen = &mut self.screen;
         let ok = self.engine.run_cell(text, &mut |event| screen.show(event));
         self.failed |= !ok;
         true
-    }
-
-    fn load(&mut self, path: &std::path::Path) {
-        match std::fs::read_to_string(path) {
-            Ok(text) => {
-                if let Some(dir) = path.parent() {
-                    self.engine.session().set_directory(dir.to_path_buf());
-                }
-                self.loaded = Some(path.to_path_buf());
-                let screen = &mut self.screen;
-                let ok = self.engine.run_cell(&text, &mut |event| screen.show(event));
-                self.failed |= !ok;
-            }
-            Err(err) => {
-                eprintln!("weft: cannot read {}: {err}", path.display());
-                self.failed = true;
-            }
-        }
     }
 }
 
@@ -234,12 +214,13 @@ impl Completer for ReplHelper {
 
     fn complete(&self, line: &str, pos: usize, _ctx: &Context<'_>) -> rustyline::Result<(usize, Vec<Pair>)> {
         let start = word_start(line, pos);
-        if pos >= 1 && line.starts_with(':') && !line[..pos].contains(' ') {
-            let typed = line.get(1..pos).unwrap_or("");
-            let pairs = commands::COMMANDS
+        if pos >= 1 && command::command_text(line).is_some() && !line[..pos].contains(' ') {
+            let (prefix, typed) = line.split_at(1);
+            let typed = typed.get(..pos - 1).unwrap_or("");
+            let pairs = command::COMMANDS
                 .iter()
                 .filter(|(name, _)| name.starts_with(typed))
-                .map(|(name, _)| Pair { display: format!(":{name}"), replacement: format!(":{name}") })
+                .map(|(name, _)| Pair { display: format!("{prefix}{name}"), replacement: format!("{prefix}{name}") })
                 .collect();
             return Ok((0, pairs));
         }

@@ -125,6 +125,37 @@ class WeftKernelProtocolTests(unittest.TestCase):
         self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
         self.assertEqual(reply["content"]["ename"], "E0406")
 
+    def test_magics_answer_as_the_repl_commands_do(self):
+        self.outputs("def sq_sum(xs):\n    return sum([x * x for x in xs if x > 0.0])\nvs = [1.0, -2.0, 3.0]")
+        [graph] = [m for m in self.outputs("%fusion sq_sum(vs)") if m["msg_type"] == "display_data"]
+        data = graph["content"]["data"]
+        self.assertIn("fusion plan (schema 1)", data["text/plain"])
+        svg = data["image/svg+xml"]
+        self.assertTrue(svg.startswith("<svg"))
+        # Every kernel of the plan is a box in the graph, and the reasons ops stayed apart show.
+        kernels = [line.split()[0] for line in data["text/plain"].splitlines() if line.startswith("k")]
+        self.assertGreaterEqual(len(kernels), 2)
+        for kernel in kernels:
+            self.assertIn(kernel, svg)
+        self.assertIn("kept apart", svg)
+        [wgsl] = [m for m in self.outputs("%wgsl sq_sum(vs)") if m["msg_type"] == "display_data"]
+        html = wgsl["content"]["data"]["text/html"]
+        self.assertIn("<span style=", html, "the kernels are highlighted")
+        self.assertIn("@compute", wgsl["content"]["data"]["text/plain"])
+        [ir] = [m for m in self.outputs("%ir sq_sum(vs)") if m["msg_type"] == "stream"]
+        self.assertIn("reduce", ir["content"]["text"])
+        timed = self.outputs("%time sq_sum(vs)")
+        self.assertIn("10.0", [m["content"]["data"]["text/plain"] for m in timed if m["msg_type"] == "execute_result"])
+        self.assertTrue(any("compile" in m["content"].get("text", "") for m in timed if m["msg_type"] == "stream"))
+        # The REPL's `:` works too, and a command that does not parse is a usage error.
+        [typed] = [m for m in self.outputs(":type sq_sum") if m["msg_type"] == "stream"]
+        self.assertIn("sq_sum : ", typed["content"]["text"])
+        self.kc.execute("%nonsense")
+        reply = self.kc.get_shell_msg(timeout=30)
+        self.assertEqual(reply["content"]["status"], "error")
+        self.assertEqual(reply["content"]["ename"], "UsageError")
+        self.assertIn("unknown command", reply["content"]["evalue"])
+
 
 if __name__ == "__main__":
     unittest.main()

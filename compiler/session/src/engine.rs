@@ -17,6 +17,8 @@
 //! whatever came before; earlier cells are never run again; and a run-time error keeps what the
 //! cell's earlier statements bound. Every diagnostic is mapped back to the cell it came from.
 
+pub mod command;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -62,6 +64,8 @@ pub struct Engine {
     schemes: BTreeMap<String, Option<String>>,
     /// How many items of a sequence a shown value keeps at each level.
     pub shown_items: usize,
+    /// The file the `load` command read last, for `reload`.
+    loaded: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -165,6 +169,7 @@ impl Engine {
             notices: BTreeSet::new(),
             schemes: BTreeMap::new(),
             shown_items: 10,
+            loaded: None,
         }
     }
 
@@ -816,14 +821,14 @@ impl Engine {
         (cell, program)
     }
 
-    /// The fusion plan (`weft fusion`'s text), the kernels (`weft wgsl`) or the flat IR
-    /// (`weft ir`) of computing `expr`.
+    /// The fusion plan (`weft fusion`'s text, and the plan), the kernels (`weft wgsl`) or the
+    /// flat IR (`weft ir`) of computing `expr`.
     pub fn listing(
         &mut self,
         what: Listing,
         expr: &str,
         events: &mut (dyn FnMut(Event) + Send),
-    ) -> Option<String> {
+    ) -> Option<Listed> {
         let command = match what {
             Listing::Fusion => ":fusion",
             Listing::Wgsl => ":wgsl",
@@ -844,19 +849,22 @@ impl Engine {
             None => Options::portable_gpu(),
         };
         let result = match what {
-            Listing::Fusion => pipeline::fusion_plan(db, file, options).map(|plan| plan.to_text()),
-            Listing::Ir => pipeline::fused_program(db, file, options).map(|fused| fused.program.to_string()),
+            Listing::Fusion => pipeline::fusion_plan(db, file, options)
+                .map(|plan| Listed { text: plan.to_text(), plan: Some(plan.clone()) }),
+            Listing::Ir => pipeline::fused_program(db, file, options)
+                .map(|fused| Listed { text: fused.program.to_string(), plan: None }),
             Listing::Wgsl => pipeline::kernels(db, file, options).map(|kernels| {
-                kernels
+                let text = kernels
                     .iter()
                     .map(|k| {
                         format!("// kernel `{}`, for `{}`\n{}\n", k.kernel.name, k.function, k.kernel.source)
                     })
-                    .collect()
+                    .collect();
+                Listed { text, plan: None }
             }),
         };
         match result {
-            Ok(text) => Some(text),
+            Ok(listed) => Some(listed),
             Err(diagnostics) => {
                 for d in diagnostics {
                     self.emit(&program, cell, d, None, events);
@@ -911,6 +919,14 @@ pub enum Listing {
     Fusion,
     Wgsl,
     Ir,
+}
+
+/// What `Engine::listing` gives: the text `weft fusion`, `weft wgsl` or `weft ir` prints, and
+/// with the fusion plan's text the plan itself, to draw.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub text: String,
+    pub plan: Option<weft_flat::fuse::plan::FusionPlan>,
 }
 
 fn def_name(node: &weft_syntax::SyntaxNode) -> Option<String> {

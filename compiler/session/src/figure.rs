@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 use plotters::style::colors::colormaps::ViridisRGB;
 
+use weft_flat::fuse::plan::{FusionPlan, Unfused};
+
 use crate::Chart;
 
 /// The size of a plot or a histogram, in pixels.
@@ -90,6 +92,112 @@ pub fn save(figure: &Figure, directory: &Path, number: usize) -> std::io::Result
     let path = directory.join(format!("{}-{number}.{}", figure.name, figure.extension));
     std::fs::write(&path, &figure.bytes)?;
     Ok(path)
+}
+
+/// A fusion plan as a graph: each kernel a box listing its ops (with their source lines), an
+/// arrow from a kernel to each later one that reads what it writes, labelled with the buffers,
+/// and in red why neighbouring ops were kept apart. The notebook's `%fusion` shows it.
+pub fn fusion_graph(plan: &FusionPlan) -> String {
+    const WIDTH: i32 = 520;
+    const LEFT: i32 = 20;
+    const LINE: i32 = 18;
+    const GAP: i32 = 56;
+    // Lanes beyond this many reuse the first ones, so that the graph keeps its width.
+    const MAX_LANES: i32 = 24;
+    let heights: Vec<i32> = plan.kernels.iter().map(|k| LINE * (k.ops.len() as i32 + 2) + 12).collect();
+    let mut tops = Vec::with_capacity(heights.len());
+    let mut y = 20;
+    for height in &heights {
+        tops.push(y);
+        y += height + GAP;
+    }
+    let apart: Vec<&Unfused> = plan.unfused.iter().collect();
+    let size = (WIDTH as u32 + 420, (y + LINE * apart.len() as i32 + 20).max(60) as u32);
+    let mut text = String::new();
+    {
+        let area = SVGBackend::with_string(&mut text, size).into_drawing_area();
+        let _ = area.fill(&WHITE);
+        let font = |size: i32, colour: &'static RGBColor| TextStyle::from(("monospace", size).into_font()).color(colour);
+        let index_of = |name: &str| plan.kernels.iter().position(|k| k.name == name);
+        // Each arrow that skips kernels runs down a lane of its own, right of the boxes.
+        let mut lanes = 0;
+        for (i, kernel) in plan.kernels.iter().enumerate() {
+            let (top, bottom) = (tops[i], tops[i] + heights[i]);
+            let fill = if kernel.ops.len() > 1 { RGBColor(225, 238, 255) } else { RGBColor(242, 242, 242) };
+            let _ = area.draw(&Rectangle::new([(LEFT, top), (LEFT + WIDTH, bottom)], fill.filled()));
+            let _ = area.draw(&Rectangle::new([(LEFT, top), (LEFT + WIDTH, bottom)], BLACK.stroke_width(1)));
+            let title = format!("{} [{}] in {}", kernel.name, kernel.pattern, kernel.function);
+            let _ = area.draw(&Text::new(title, (LEFT + 8, top + 6), font(14, &BLACK)));
+            for (k, op) in kernel.ops.iter().enumerate() {
+                let line = format!("{:>4}:{:<3} {}", op.line, op.col, op.op);
+                let _ = area.draw(&Text::new(line, (LEFT + 16, top + 8 + LINE * (k as i32 + 1)), font(13, &BLACK)));
+            }
+            let launch = format!("{}, {} buffers", kernel.launch, kernel.bindings);
+            let at = (LEFT + 16, top + 8 + LINE * (kernel.ops.len() as i32 + 1));
+            let _ = area.draw(&Text::new(launch, at, font(11, &GREY)));
+            // Arrows to the later kernels that read what this one writes.
+            let mut skipping = 0;
+            for (j, reader) in plan.kernels.iter().enumerate().skip(i + 1) {
+                let buffers: Vec<&str> = reader
+                    .inputs
+                    .iter()
+                    .filter(|b| kernel.outputs.iter().any(|o| o.var == b.var))
+                    .map(|b| b.name.as_str())
+                    .collect();
+                if buffers.is_empty() {
+                    continue;
+                }
+                let label = buffers.join(", ");
+                let path = if j == i + 1 {
+                    let x = LEFT + WIDTH / 2;
+                    let _ = area.draw(&Text::new(label, (x + 8, bottom + GAP / 2 - 14), font(12, &BLUE)));
+                    vec![(x, bottom), (x, tops[j])]
+                } else {
+                    lanes += 1;
+                    skipping += 1;
+                    let x = LEFT + WIDTH + 12 * (lanes % MAX_LANES + 1);
+                    let _ = area.draw(&Text::new(label, (x + 3, bottom - 6 + 13 * skipping), font(11, &BLUE)));
+                    vec![(LEFT + WIDTH, bottom - 8), (x, bottom - 8), (x, tops[j] + 8), (LEFT + WIDTH, tops[j] + 8)]
+                };
+                let (tip, from) = (path[path.len() - 1], path[path.len() - 2]);
+                let _ = area.draw(&PathElement::new(path, BLUE.stroke_width(1)));
+                let _ = area.draw(&Polygon::new(arrow_head(from, tip), BLUE.filled()));
+            }
+        }
+        // Why neighbouring ops stayed apart: beside the gap between their kernels when they
+        // are next to each other, else in the list below.
+        let mut below = 0;
+        for reason in apart {
+            let line = format!("kept apart [{}]: {} -> {}", reason.constraint, reason.from.op, reason.to.op);
+            let at = match (index_of(&reason.from_kernel), index_of(&reason.to_kernel)) {
+                (Some(i), Some(j)) if j == i + 1 => (LEFT + WIDTH / 2 + 8, tops[i] + heights[i] + GAP / 2 + 2),
+                _ => {
+                    below += 1;
+                    (LEFT, y + LINE * (below - 1))
+                }
+            };
+            let _ = area.draw(&Text::new(line, at, font(12, &RED)));
+        }
+        let _ = area.present();
+    }
+    text
+}
+
+/// The colour of a kernel's launch line.
+const GREY: RGBColor = RGBColor(90, 90, 90);
+
+/// The triangle at the end of an arrow from `from` to `tip`.
+fn arrow_head(from: (i32, i32), tip: (i32, i32)) -> Vec<(i32, i32)> {
+    let (dx, dy) = ((tip.0 - from.0) as f64, (tip.1 - from.1) as f64);
+    let length = (dx * dx + dy * dy).sqrt().max(1.0);
+    let (ux, uy) = (dx / length, dy / length);
+    let back = (tip.0 as f64 - 8.0 * ux, tip.1 as f64 - 8.0 * uy);
+    let side = (-uy * 4.0, ux * 4.0);
+    vec![
+        tip,
+        ((back.0 + side.0) as i32, (back.1 + side.1) as i32),
+        ((back.0 - side.0) as i32, (back.1 - side.1) as i32),
+    ]
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
@@ -177,6 +285,12 @@ fn draw_hist(area: &Area<'_>, xs: &[f64], bins: usize) {
         Rectangle::new([(left, 0.0), (left + width, count as f64)], BLUE.mix(0.7).filled())
     });
     let _ = chart.draw_series(bars);
+    // White edges keep neighbouring bars of one height apart.
+    let edges = counts.iter().enumerate().map(|(i, &count)| {
+        let left = lo + width * i as f64;
+        Rectangle::new([(left, 0.0), (left + width, count as f64)], WHITE.stroke_width(1))
+    });
+    let _ = chart.draw_series(edges);
 }
 
 /// How many screen pixels each image pixel takes: enough that the longer side is near
