@@ -536,7 +536,7 @@ fn fusion(path: &Path, format: PlanFormat, options: Options) -> ExitCode {
             PlanFormat::Text => plan.to_text(),
             PlanFormat::Json => plan.to_json() + "\n",
             PlanFormat::Dot => plan.to_dot(),
-            PlanFormat::Svg => plan.to_svg(),
+            PlanFormat::Svg => weft_session::figure::fusion_graph(plan),
         })
     })
 }

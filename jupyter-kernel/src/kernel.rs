@@ -16,10 +16,11 @@
 use std::sync::mpsc as std_mpsc;
 
 use jupyter_protocol::{
-    CodeMirrorMode, CommInfoReply, CompleteReply, ConnectionInfo, DisplayData, ErrorOutput, ExecuteInput, ExecuteReply,
-    ExecuteRequest, ExecuteResult, ExecutionCount, HelpLink, HistoryEntry, HistoryReply, HistoryRequest,
-    InspectReply, InterruptReply, IsCompleteReply, JupyterMessage, JupyterMessageContent, KernelInfoReply,
-    LanguageInfo, Media, MediaType, ReplyError, ReplyStatus, ShutdownReply, Status, StreamContent, Transient,
+    CodeMirrorMode, CommInfoReply, CompleteReply, ConnectionInfo, DisplayData, ErrorOutput, ExecuteInput,
+    ExecuteReply, ExecuteRequest, ExecuteResult, ExecutionCount, HelpLink, HistoryEntry, HistoryReply,
+    HistoryRequest, InspectReply, InterruptReply, IsCompleteReply, JupyterMessage, JupyterMessageContent,
+    KernelInfoReply, LanguageInfo, Media, MediaType, ReplyError, ReplyStatus, ShutdownReply, Status,
+    StreamContent, Transient,
 };
 use jupyter_zmq_client::{Connection, KernelControlConnection, RawMessage, RuntimeError};
 use tokio::sync::{mpsc, oneshot};
@@ -77,7 +78,9 @@ impl EngineThread {
             let mut engine = Engine::new(session, config.backend, config.options);
             let _ = interrupt_tx.send(engine.interrupt());
             for job in queue {
-                job(&mut engine);
+                // A panic is a compiler bug; the job's caller gets no answer and reports it, and
+                // the session goes on with what it holds.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&mut engine)));
             }
         });
         let interrupt = interrupt_rx.recv().unwrap_or_default();
@@ -431,7 +434,8 @@ impl Shell {
                     }
                     Some(text) => match command::parse(text) {
                         Ok(Command::Quit) => Err(CommandError::Usage(
-                            "a notebook's kernel is shut down from the notebook (Kernel › Shut Down)".to_string(),
+                            "a notebook's kernel is shut down from the notebook (Kernel › Shut Down)"
+                                .to_string(),
                         )),
                         Ok(command) => engine.command(command, &mut on_event),
                         Err(why) => Err(CommandError::Usage(why)),
@@ -464,7 +468,7 @@ impl Shell {
             })
             .await;
         let (error, shown) = outcome.unwrap_or_else(|| {
-            let lost = "the session engine stopped".to_string();
+            let lost = "internal error: the session engine failed on this cell (a bug in Weft); earlier values are kept".to_string();
             (
                 Some(ReplyError { ename: "E0499".to_string(), evalue: lost.clone(), traceback: vec![lost] }),
                 String::new(),

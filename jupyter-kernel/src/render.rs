@@ -1,7 +1,7 @@
 //! The engine's answers as Jupyter content: a result's mime bundle, a diagnostic's traceback.
 
-use jupyter_protocol::{DisplayData, JupyterMessageContent, Media, MediaType, StreamContent};
 use base64::Engine as _;
+use jupyter_protocol::{DisplayData, JupyterMessageContent, Media, MediaType, StreamContent};
 use std::fmt::Write as _;
 
 use weft_session::Table;
@@ -66,7 +66,9 @@ pub fn answer(answer: Answer) -> Option<JupyterMessageContent> {
     match answer {
         Answer::Done | Answer::Quit => None,
         Answer::Text(text) | Answer::Ir(text) => Some(StreamContent::stdout(&text).into()),
-        Answer::Fusion { text, plan } => display(vec![MediaType::Svg(figure::fusion_graph(&plan)), MediaType::Plain(text)]),
+        Answer::Fusion { text, plan } => {
+            display(vec![MediaType::Svg(figure::fusion_graph(&plan)), MediaType::Plain(text)])
+        }
         Answer::Wgsl(text) => display(vec![MediaType::Html(highlighted_wgsl(&text)), MediaType::Plain(text)]),
     }
 }

@@ -18,12 +18,11 @@ use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Editor, Helper};
-use weft_session::engine::command::{self, Command};
 use weft_session::engine::Engine;
+use weft_session::engine::command::{self, Command};
 use weft_session::figure::FigureFiles;
 use weft_session::{Backend, DeviceSlot, Event, Session};
 use weft_syntax::input::{InputStatus, input_status, word_start};
-
 
 /// What `weft repl` was asked for.
 #[derive(Debug, Clone, Default)]
@@ -70,8 +69,20 @@ pub fn run(config: Config) -> i32 {
 }
 
 impl Repl {
-    /// Runs an input: a command or a cell. Gives `false` to quit.
+    /// Runs an input: a command or a cell. Gives `false` to quit. A panic (a bug in Weft) is
+    /// reported, and the session goes on with what it holds.
     fn input(&mut self, text: &str) -> bool {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_input(text))) {
+            Ok(go_on) => go_on,
+            Err(_) => {
+                eprintln!("weft: internal error: this input failed (a bug in Weft); earlier values are kept");
+                self.failed = true;
+                true
+            }
+        }
+    }
+
+    fn run_input(&mut self, text: &str) -> bool {
         let trimmed = text.trim();
         if trimmed.is_empty() {
             return true;
@@ -105,7 +116,8 @@ impl Screen {
             Event::Notice(notice) => eprintln!("weft: {notice}"),
             Event::Profile(text) => eprint!("{text}"),
             Event::Diagnostic { diagnostic, source, text } => {
-                let rendered = weft_syntax::diagnostics::render_text(&[diagnostic], &source, &text, self.color);
+                let rendered =
+                    weft_syntax::diagnostics::render_text(&[diagnostic], &source, &text, self.color);
                 let _ = std::io::stdout().flush();
                 eprint!("{rendered}");
             }
@@ -220,7 +232,10 @@ impl Completer for ReplHelper {
             let pairs = command::COMMANDS
                 .iter()
                 .filter(|(name, _)| name.starts_with(typed))
-                .map(|(name, _)| Pair { display: format!("{prefix}{name}"), replacement: format!("{prefix}{name}") })
+                .map(|(name, _)| Pair {
+                    display: format!("{prefix}{name}"),
+                    replacement: format!("{prefix}{name}"),
+                })
                 .collect();
             return Ok((0, pairs));
         }

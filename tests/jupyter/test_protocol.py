@@ -102,6 +102,11 @@ class WeftKernelProtocolTests(unittest.TestCase):
         self.assertIn("<tr><th>999</th>", html)
         self.assertIn("<code>99949</code>", html)
         self.assertNotIn("<code>900</code>", html)
+        # Ragged rows: no column headers, and each row as long as it is (an empty one too).
+        ragged = self.result("[[j for j in range(i % 3)] for i in range(4)]")["text/html"]
+        self.assertNotIn("<thead>", ragged)
+        self.assertIn("<tr><th>0</th></tr>", ragged)
+        self.assertIn("<tr><th>2</th><td style=\"text-align:right\"><code>0</code></td><td", ragged)
         pairs = self.result("[(i, f32(i) / 2.0) for i in range(3)]")["text/html"]
         self.assertIn("<th>.0</th><th>.1</th>", pairs)
         self.assertIn("<code>1.0</code>", pairs)

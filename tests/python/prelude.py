@@ -562,6 +562,39 @@ def load_csv(path):
 
 
 # ---------------------------------------------------------------------------------------------
+# Charts. CPython draws nothing: each chart statement prints one line with the data it would
+# draw, in the form the Rust test hosts capture a chart in (`common::differential`), so that the
+# executors' chart data is checked against CPython's like any printed value.
+
+
+def _chart_numbers(xs, what):
+    return [float(x) for x in _seq(xs, what)]
+
+
+def plot(xs, ys):
+    xs, ys = _chart_numbers(xs, "plot"), _chart_numbers(ys, "plot")
+    if _b.len(xs) != _b.len(ys):
+        raise WeftError("E0403", f"plot: {_b.len(xs)} x values and {_b.len(ys)} y values")
+    print("plot", xs, ys)
+
+
+def hist(xs, bins):
+    xs = _chart_numbers(xs, "hist")
+    if not 1 <= bins <= 1000:
+        raise WeftError("E0406", f"hist: {bins} bins")
+    print("hist", xs, bins)
+
+
+def image(xss):
+    rows = [_chart_numbers(row, "image") for row in _seq(xss, "image")]
+    if not rows or not rows[0]:
+        raise WeftError("E0404", "image: no pixels")
+    if _b.any(_b.len(row) != _b.len(rows[0]) for row in rows):
+        raise WeftError("E0403", "image: rows of different lengths")
+    print("image", _b.len(rows[0]), _b.len(rows), [v for row in rows for v in row])
+
+
+# ---------------------------------------------------------------------------------------------
 # Running programs
 
 PRELUDE_NAMES = [
@@ -570,7 +603,7 @@ PRELUDE_NAMES = [
     "partition", "reduce", "sum", "product", "min", "max", "any", "all", "argmin", "argmax",
     "scan", "exclusive_scan", "abs", "sqrt", "exp", "log", "sin", "cos", "tan", "atan2", "erf",
     "pow", "floor", "ceil", "i32", "i64", "f32", "f64", "bool", "random_f32", "random_i32",
-    "load_npy", "load_csv",
+    "load_npy", "load_csv", "plot", "hist", "image",
 ]  # fmt: skip
 
 

@@ -176,7 +176,9 @@ fn fusion_prints_the_plan_in_every_format_without_a_gpu() {
     let dot = weft(&["fusion", "--format", "dot", &file]);
     assert!(String::from_utf8_lossy(&dot.stdout).starts_with("digraph fusion {"));
     let svg = weft(&["fusion", "--format", "svg", &file]);
-    assert!(String::from_utf8_lossy(&svg.stdout).starts_with("<svg xmlns="));
+    let svg = String::from_utf8_lossy(&svg.stdout);
+    assert!(svg.starts_with("<svg ") && svg.contains("xmlns=\"http://www.w3.org/2000/svg\""), "{svg}");
+    assert!(svg.contains("k0_map_reduce"), "the graph names the kernels: {svg}");
     let bad = weft(&["fusion", "--format", "pdf", &file]);
     assert_eq!(bad.status.code(), Some(2), "an unknown format is a usage error");
 }
@@ -257,4 +259,38 @@ fn fmt_rewrites_in_place_check_reports_and_syntax_errors_refuse() {
     assert!(stderr.contains("E0100"), "the syntax error is reported on stderr: {stderr}");
     assert_eq!(std::fs::read_to_string(broken).expect("read"), "def f(x:\n    return x\n", "left as it was");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_writes_charts_to_numbered_files_and_says_where() {
+    let figures = std::env::temp_dir().join(format!("weft-cli-figures-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&figures);
+    let program = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("compiler/tests/data/run/charts.weft")
+        .display()
+        .to_string();
+    let out = weft(&["run", "--backend", "cpu", "--figures", &figures.display().to_string(), &program]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let files = ["plot-1.svg", "plot-2.svg", "hist-3.svg", "image-4.svg", "image-5.png"];
+    let summaries = [
+        "plot of 9 points",
+        "plot of 3 points",
+        "histogram of 50 values in 7 bins",
+        "image of 5 × 3 pixels",
+        "image of 100 × 100 pixels",
+    ];
+    let expected: String = summaries
+        .iter()
+        .zip(files)
+        .map(|(summary, file)| format!("{summary}: {}\n", figures.join(file).display()))
+        .chain(["drawn\n".to_string()])
+        .collect();
+    assert_eq!(stdout, expected);
+    for file in files {
+        let bytes = std::fs::read(figures.join(file)).expect("the chart was written");
+        let magic: &[u8] = if file.ends_with(".png") { b"\x89PNG" } else { b"<svg " };
+        assert!(bytes.starts_with(magic), "{file}");
+    }
+    let _ = std::fs::remove_dir_all(figures);
 }

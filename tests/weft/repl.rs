@@ -210,3 +210,36 @@ fn time_and_profile_report_their_parts() {
         assert!(text.contains("3.0 : f32") && text.contains("launches"), "{text}");
     }
 }
+
+#[test]
+fn charts_go_to_files_and_commands_take_either_prefix() {
+    let dir = tempdir("charts");
+    let figures = dir.join("figures");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["repl", "--backend", "cpu", "--figures"])
+        .arg(&figures)
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("weft repl starts");
+    let script =
+        "xs = [1.0, 2.0, 4.0]\nplot(xs, xs)\n%type xs\n:type xs\n%nonsense\nimage([[1, 2], [3, 4]])\n";
+    child.stdin.take().expect("stdin").write_all(script.as_bytes()).expect("the script is written");
+    let output = child.wait_with_output().expect("weft repl ends");
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let (plot, image) = (figures.join("plot-1.svg"), figures.join("image-2.svg"));
+    let expected = format!(
+        "plot of 3 points: {}\nxs : [f32]\nxs : [f32]\nimage of 2 × 2 pixels: {}\n",
+        plot.display(),
+        image.display()
+    );
+    assert_eq!(stdout, expected, "{stderr}");
+    assert_eq!(stderr, "weft: unknown command `nonsense`; `help` lists the commands\n");
+    for file in [plot, image] {
+        let svg = std::fs::read_to_string(&file).expect("the chart was written");
+        assert!(svg.starts_with("<svg "), "{}", file.display());
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

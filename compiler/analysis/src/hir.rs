@@ -565,7 +565,8 @@ impl<'a> Lowerer<'a> {
             ast::Stmt::Expr(expr_stmt) => {
                 let expr = expr_stmt.expr()?;
                 if let Some(call) = expr.as_call()
-                    && let Some(sink) = call.callee().and_then(|c| c.as_name_ref()).and_then(|n| Sink::from_name(&n.text()))
+                    && let Some(sink) =
+                        call.callee().and_then(|c| c.as_name_ref()).and_then(|n| Sink::from_name(&n.text()))
                 {
                     let args = call.arg_list().into_iter().flat_map(|a| a.args()).collect::<Vec<_>>();
                     let args = args.iter().map(|a| self.lower_expr(a)).collect();

@@ -1738,7 +1738,9 @@ impl<'a> GroupInferrer<'a> {
         let name = sink.name();
         let Some((params, _)) = prelude_signature(self, name, Some(args.len())) else {
             let range = match (args.first(), args.last()) {
-                (Some(&first), Some(&last)) => state.body.expr_range(first).cover(state.body.expr_range(last)),
+                (Some(&first), Some(&last)) => {
+                    state.body.expr_range(first).cover(state.body.expr_range(last))
+                }
                 _ => TextRange::default(),
             };
             let signature = crate::prelude::prelude_doc(name).map_or("", |doc| doc.signature);

@@ -1060,7 +1060,8 @@ impl<'a> Mono<'a> {
                         _ => PrintArg::Value(self.lower_expr(ctx, a)),
                     })
                     .collect();
-                let print = ctx.builder.add(core::Expr::Print { sink: *sink, args }, Type::Tuple(vec![]), range);
+                let print =
+                    ctx.builder.add(core::Expr::Print { sink: *sink, args }, Type::Tuple(vec![]), range);
                 let rest_expr = self.lower_seq(ctx, rest, end);
                 self.let_(ctx, core::Pattern::Wildcard, print, rest_expr, range)
             }

@@ -176,7 +176,10 @@ pub enum Expr {
     },
     /// Gives `()` after sending the values to `sink`: printing them, or drawing them (top
     /// level only).
-    Print { sink: Sink, args: Vec<PrintArg> },
+    Print {
+        sink: Sink,
+        args: Vec<PrintArg>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -26,7 +26,8 @@ impl Chart {
     /// The chart `sink` draws of its arguments (already type-checked), or the error that stops
     /// the run: the code and the message.
     pub fn from_values(sink: Sink, args: &[NestedValue]) -> Result<Chart, (Code, String)> {
-        let wrong = || (Code::InternalError, format!("internal error: `{}` got ill-typed arguments", sink.name()));
+        let wrong =
+            || (Code::InternalError, format!("internal error: `{}` got ill-typed arguments", sink.name()));
         match (sink, args) {
             (Sink::Plot, [xs, ys]) => {
                 let (xs, ys) = (numbers(xs).ok_or_else(wrong)?, numbers(ys).ok_or_else(wrong)?);
@@ -51,14 +52,19 @@ impl Chart {
             }
             (Sink::Image, [rows]) => {
                 let rows = rows.as_seq().ok_or_else(wrong)?;
-                let rows = rows.iter().map(|row| numbers(&row).ok_or_else(wrong)).collect::<Result<Vec<_>, _>>()?;
+                let rows =
+                    rows.iter().map(|row| numbers(&row).ok_or_else(wrong)).collect::<Result<Vec<_>, _>>()?;
                 let width = rows.first().map_or(0, Vec::len);
                 if width == 0 {
-                    return Err((Code::EmptySequence, "`image` needs at least one row and one column".into()));
+                    return Err((
+                        Code::EmptySequence,
+                        "`image` needs at least one row and one column".into(),
+                    ));
                 }
                 if let Some((i, row)) = rows.iter().enumerate().find(|(_, row)| row.len() != width) {
                     let why = format!(
-                        "`image` needs rows of equal length, but row 0 has {width} values and row {i} has {}",
+                        "`image` needs rows of equal length, but row 0 has {width} value{} and row {i} has {}",
+                        plural(width),
                         row.len()
                     );
                     return Err((Code::LengthMismatch, why));
@@ -126,16 +132,27 @@ mod tests {
         assert_eq!(chart.summary(), "plot of 2 points");
 
         let (code, why) = Chart::from_values(Sink::Plot, &[seq(&[1.0]), seq(&[])]).unwrap_err();
-        assert_eq!((code, why.as_str()), (Code::LengthMismatch, "`plot` needs as many y values as x values, but there are 1 and 0"));
+        assert_eq!(
+            (code, why.as_str()),
+            (Code::LengthMismatch, "`plot` needs as many y values as x values, but there are 1 and 0")
+        );
 
         let (code, _) = Chart::from_values(Sink::Hist, &[seq(&[1.0]), NestedValue::I32(0)]).unwrap_err();
         assert_eq!(code, Code::InvalidArgument);
 
         let rows = |rows: Vec<NestedValue>| NestedValue::Seq(Seq::from_values(rows));
-        let image = Chart::from_values(Sink::Image, &[rows(vec![seq(&[1.0, 2.0]), seq(&[3.0, 4.0])])]).unwrap();
+        let image =
+            Chart::from_values(Sink::Image, &[rows(vec![seq(&[1.0, 2.0]), seq(&[3.0, 4.0])])]).unwrap();
         assert_eq!(image, Chart::Image { width: 2, height: 2, pixels: vec![1.0, 2.0, 3.0, 4.0] });
-        let (code, why) = Chart::from_values(Sink::Image, &[rows(vec![seq(&[1.0, 2.0]), seq(&[3.0])])]).unwrap_err();
-        assert_eq!((code, why.as_str()), (Code::LengthMismatch, "`image` needs rows of equal length, but row 0 has 2 values and row 1 has 1"));
+        let (code, why) =
+            Chart::from_values(Sink::Image, &[rows(vec![seq(&[1.0, 2.0]), seq(&[3.0])])]).unwrap_err();
+        assert_eq!(
+            (code, why.as_str()),
+            (
+                Code::LengthMismatch,
+                "`image` needs rows of equal length, but row 0 has 2 values and row 1 has 1"
+            )
+        );
         let (code, _) = Chart::from_values(Sink::Image, &[rows(vec![])]).unwrap_err();
         assert_eq!(code, Code::EmptySequence);
     }

@@ -28,6 +28,7 @@ use weft_analysis::pipeline::{self, Options};
 use weft_analysis::{SourceFile, hir};
 use weft_core::types::Type;
 use weft_exec::interp::NestedValue;
+use weft_flat::fuse::plan::Place;
 use weft_syntax::SyntaxKind::{self, *};
 use weft_syntax::ast::{self, AstNode};
 use weft_syntax::{Code, Diagnostic, Severity};
@@ -208,6 +209,15 @@ impl Engine {
             Some(number) => format!("cell {number}"),
             None => name,
         }
+    }
+
+    /// Where a span of a statement's program was written: its range, line and column in that
+    /// source, and the source's name when it is not `cell` (a definition from another cell).
+    fn place(&self, program: &Program, cell: usize, range: TextRange) -> Place {
+        let (origin, range) = self.locate(program, cell, range);
+        let (name, text) = self.source_of(origin);
+        let lc = weft_syntax::line_index::LineIndex::new(&text).line_col(range.start());
+        Place { range, line: lc.line + 1, col: lc.col + 1, source: (origin != cell).then_some(name) }
     }
 
     /// A source's name and text.
@@ -708,12 +718,8 @@ impl Engine {
     /// Of a device value, only what the text needs is read back (`preview`).
     pub fn describe(&self, value: &SessionValue) -> Result<Event, RunError> {
         let preview = self.session.preview(value)?;
-        Ok(Event::Value {
-            text: preview.text(self.shown_items).map_err(RunError::Runtime)?,
-            ty: preview.sized_type(),
-            shape: preview.shape(),
-            table: preview.table(self.shown_items).map_err(RunError::Runtime)?,
-        })
+        let (text, table) = preview.text_and_table(self.shown_items).map_err(RunError::Runtime)?;
+        Ok(Event::Value { text, ty: preview.sized_type(), shape: preview.shape(), table })
     }
 
     /// The value's type with its lengths, and its shape. A device value's come from its
@@ -849,8 +855,11 @@ impl Engine {
             None => Options::portable_gpu(),
         };
         let result = match what {
-            Listing::Fusion => pipeline::fusion_plan(db, file, options)
-                .map(|plan| Listed { text: plan.to_text(), plan: Some(plan.clone()) }),
+            Listing::Fusion => pipeline::fusion_plan(db, file, options).map(|plan| {
+                let mut plan = plan.clone();
+                plan.relocate(|range| self.place(&program, cell, range));
+                Listed { text: plan.to_text(), plan: Some(plan) }
+            }),
             Listing::Ir => pipeline::fused_program(db, file, options)
                 .map(|fused| Listed { text: fused.program.to_string(), plan: None }),
             Listing::Wgsl => pipeline::kernels(db, file, options).map(|kernels| {

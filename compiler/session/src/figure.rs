@@ -80,7 +80,9 @@ impl FigureFiles {
         self.written += 1;
         match save(&figure, &self.directory, self.written) {
             Ok(path) => format!("{}: {}", figure.summary, path.display()),
-            Err(error) => format!("{}: cannot write it in {}: {error}", figure.summary, self.directory.display()),
+            Err(error) => {
+                format!("{}: cannot write it in {}: {error}", figure.summary, self.directory.display())
+            }
         }
     }
 }
@@ -106,7 +108,7 @@ pub fn fusion_graph(plan: &FusionPlan) -> String {
     const MAX_LANES: i32 = 24;
     let heights: Vec<i32> = plan.kernels.iter().map(|k| LINE * (k.ops.len() as i32 + 2) + 12).collect();
     let mut tops = Vec::with_capacity(heights.len());
-    let mut y = 20;
+    let mut y = 44;
     for height in &heights {
         tops.push(y);
         y += height + GAP;
@@ -117,7 +119,13 @@ pub fn fusion_graph(plan: &FusionPlan) -> String {
     {
         let area = SVGBackend::with_string(&mut text, size).into_drawing_area();
         let _ = area.fill(&WHITE);
-        let font = |size: i32, colour: &'static RGBColor| TextStyle::from(("monospace", size).into_font()).color(colour);
+        let font = |size: i32, colour: &'static RGBColor| {
+            TextStyle::from(("monospace", size).into_font()).color(colour)
+        };
+        let fused = plan.kernels.iter().filter(|k| k.ops.len() > 1).count();
+        let title =
+            format!("fusion plan: {} kernels, {fused} fused, strategy {}", plan.kernels.len(), plan.strategy);
+        let _ = area.draw(&Text::new(title, (LEFT, 14), font(14, &BLACK)));
         let index_of = |name: &str| plan.kernels.iter().position(|k| k.name == name);
         // Each arrow that skips kernels runs down a lane of its own, right of the boxes.
         let mut lanes = 0;
@@ -130,7 +138,11 @@ pub fn fusion_graph(plan: &FusionPlan) -> String {
             let _ = area.draw(&Text::new(title, (LEFT + 8, top + 6), font(14, &BLACK)));
             for (k, op) in kernel.ops.iter().enumerate() {
                 let line = format!("{:>4}:{:<3} {}", op.line, op.col, op.op);
-                let _ = area.draw(&Text::new(line, (LEFT + 16, top + 8 + LINE * (k as i32 + 1)), font(13, &BLACK)));
+                let _ = area.draw(&Text::new(
+                    line,
+                    (LEFT + 16, top + 8 + LINE * (k as i32 + 1)),
+                    font(13, &BLACK),
+                ));
             }
             let launch = format!("{}, {} buffers", kernel.launch, kernel.bindings);
             let at = (LEFT + 16, top + 8 + LINE * (kernel.ops.len() as i32 + 1));
@@ -156,8 +168,14 @@ pub fn fusion_graph(plan: &FusionPlan) -> String {
                     lanes += 1;
                     skipping += 1;
                     let x = LEFT + WIDTH + 12 * (lanes % MAX_LANES + 1);
-                    let _ = area.draw(&Text::new(label, (x + 3, bottom - 6 + 13 * skipping), font(11, &BLUE)));
-                    vec![(LEFT + WIDTH, bottom - 8), (x, bottom - 8), (x, tops[j] + 8), (LEFT + WIDTH, tops[j] + 8)]
+                    let _ =
+                        area.draw(&Text::new(label, (x + 3, bottom - 6 + 13 * skipping), font(11, &BLUE)));
+                    vec![
+                        (LEFT + WIDTH, bottom - 8),
+                        (x, bottom - 8),
+                        (x, tops[j] + 8),
+                        (LEFT + WIDTH, tops[j] + 8),
+                    ]
                 };
                 let (tip, from) = (path[path.len() - 1], path[path.len() - 2]);
                 let _ = area.draw(&PathElement::new(path, BLUE.stroke_width(1)));
@@ -170,7 +188,9 @@ pub fn fusion_graph(plan: &FusionPlan) -> String {
         for reason in apart {
             let line = format!("kept apart [{}]: {} -> {}", reason.constraint, reason.from.op, reason.to.op);
             let at = match (index_of(&reason.from_kernel), index_of(&reason.to_kernel)) {
-                (Some(i), Some(j)) if j == i + 1 => (LEFT + WIDTH / 2 + 8, tops[i] + heights[i] + GAP / 2 + 2),
+                (Some(i), Some(j)) if j == i + 1 => {
+                    (LEFT + WIDTH / 2 + 8, tops[i] + heights[i] + GAP / 2 + 2)
+                }
                 _ => {
                     below += 1;
                     (LEFT, y + LINE * (below - 1))
@@ -216,8 +236,9 @@ fn svg(draw: impl FnOnce(&Area<'_>)) -> (&'static str, &'static str, Vec<u8>) {
 /// The finite values' least and greatest, widened when they are equal so that an axis has a
 /// length; `(0, 1)` when there are none.
 fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) =
-        values.filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = values
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
     match (lo.is_finite(), lo == hi) {
         (false, _) => (0.0, 1.0),
         (true, true) => (lo - 0.5, hi + 0.5),
@@ -303,10 +324,17 @@ fn image_scale(width: usize, height: usize) -> usize {
 /// (bright); a value that is not finite is grey.
 fn colours(pixels: &[f64]) -> impl Iterator<Item = RGBColor> + '_ {
     let (lo, hi) = bounds(pixels.iter().copied());
-    pixels.iter().map(move |&v| if v.is_finite() { ViridisRGB::get_color_normalized(v, lo, hi) } else { RGBColor(128, 128, 128) })
+    pixels.iter().map(move |&v| {
+        if v.is_finite() { ViridisRGB::get_color_normalized(v, lo, hi) } else { RGBColor(128, 128, 128) }
+    })
 }
 
-fn draw_image<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, width: usize, pixels: &[f64], scale: usize) {
+fn draw_image<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    width: usize,
+    pixels: &[f64],
+    scale: usize,
+) {
     for (i, colour) in colours(pixels).enumerate() {
         let (x, y) = ((i % width * scale) as i32, (i / width * scale) as i32);
         let corner = (x + scale as i32, y + scale as i32);
@@ -356,8 +384,8 @@ mod tests {
 
         let hist = render(&Chart::Hist { xs: vec![1.0, 2.0, 2.0, 3.0], bins: 3 });
         let text = String::from_utf8(hist.bytes).unwrap();
-        // Three bars, besides the background and the plotting area.
-        let bars = text.matches("fill-opacity=\"0.7\"").count();
+        // Three bars.
+        let bars = text.matches("opacity=\"0.7\" fill=\"#0000FF\"").count();
         assert_eq!(bars, 3, "{text}");
         assert_eq!(hist.summary, "histogram of 4 values in 3 bins");
     }
@@ -379,7 +407,8 @@ mod tests {
     #[test]
     fn long_plots_keep_their_envelope() {
         let n = 100_000;
-        let points: Vec<(f64, f64)> = (0..n).map(|i| (i as f64, if i == 77_777 { 1e6 } else { 0.0 })).collect();
+        let points: Vec<(f64, f64)> =
+            (0..n).map(|i| (i as f64, if i == 77_777 { 1e6 } else { 0.0 })).collect();
         let kept = thin(points);
         assert!(kept.len() <= MAX_POINTS);
         assert!(kept.contains(&(77_777.0, 1e6)), "the spike survives thinning");

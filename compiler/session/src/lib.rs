@@ -29,8 +29,8 @@ use weft_syntax::{Code, Diagnostic};
 use crate::value::Repr;
 
 pub use backend::{Backend, default_backend};
-pub use preview::Table;
 pub use device::DeviceSlot;
+pub use preview::Table;
 pub use render::profile_text;
 pub use run::{RunError, RunReport, run_file, run_program};
 pub use value::SessionValue;

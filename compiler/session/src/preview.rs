@@ -68,24 +68,28 @@ impl Preview {
     }
 
     /// The value's text, sequences longer than `items` shortened at every level to their first
-    /// `items - 1` elements and their last; only those elements are read back.
-    pub(crate) fn text(&self, items: usize) -> Result<String, Diagnostic> {
+    /// `items - 1` elements and their last, and for a sequence its table (`table`); only the
+    /// elements shown are read back, in one read-back.
+    pub(crate) fn text_and_table(&self, items: usize) -> Result<(String, Option<Table>), Diagnostic> {
         let items = items.max(2);
         let shown = self.read_shown(items)?;
-        let mut out = String::new();
-        self.write(&mut out, &self.root, 0, items, &shown);
-        Ok(out)
+        let mut text = String::new();
+        self.write(&mut text, &self.root, 0, items, &shown);
+        Ok((text, self.table_of(items, &shown)))
     }
 
     /// A sequence as a table of the elements its text shows: a row per element, a column per
     /// field of a tuple or per shown item of an inner sequence. `None` for anything else.
     pub(crate) fn table(&self, items: usize) -> Result<Option<Table>, Diagnostic> {
         let items = items.max(2);
-        let Coll::Seqs { offsets, lengths, elems } = &self.root else { return Ok(None) };
-        let shown = self.read_shown(items)?;
+        Ok(self.table_of(items, &self.read_shown(items)?))
+    }
+
+    fn table_of(&self, items: usize, shown: &[BTreeMap<usize, interp::NestedValue>]) -> Option<Table> {
+        let Coll::Seqs { offsets, lengths, elems } = &self.root else { return None };
         let cell = |coll: &Coll, i: usize| {
             let mut text = String::new();
-            self.write(&mut text, coll, i, items, &shown);
+            self.write(&mut text, coll, i, items, shown);
             text
         };
         let (start, n) = self.segment(*offsets, *lengths, 0);
@@ -97,25 +101,31 @@ impl Preview {
                 continue;
             };
             let cells = match &**elems {
-                Coll::Tuples(fields) if !fields.is_empty() => fields.iter().map(|f| cell(f, start + j)).collect(),
+                Coll::Tuples(fields) if !fields.is_empty() => {
+                    fields.iter().map(|f| cell(f, start + j)).collect()
+                }
                 Coll::Seqs { offsets, lengths, elems: inner } => {
                     let (first, m) = self.segment(*offsets, *lengths, start + j);
                     widths.insert(m);
-                    with_gap(m, items).map(|k| k.map_or_else(|| "…".to_string(), |k| cell(inner, first + k))).collect()
+                    with_gap(m, items)
+                        .map(|k| k.map_or_else(|| "…".to_string(), |k| cell(inner, first + k)))
+                        .collect()
                 }
                 other => vec![cell(other, start + j)],
             };
             rows.push(Some((j, cells)));
         }
         let columns = match (&**elems, widths.len()) {
-            (Coll::Tuples(fields), _) if !fields.is_empty() => (0..fields.len()).map(|k| format!(".{k}")).collect(),
+            (Coll::Tuples(fields), _) if !fields.is_empty() => {
+                (0..fields.len()).map(|k| format!(".{k}")).collect()
+            }
             (Coll::Seqs { .. }, 1) => {
                 let m = widths.first().copied().unwrap_or(0);
                 with_gap(m, items).map(|k| k.map_or_else(|| "…".to_string(), |k| k.to_string())).collect()
             }
             _ => Vec::new(),
         };
-        Ok(Some(Table { columns, rows }))
+        Some(Table { columns, rows })
     }
 
     /// The scalars the text of a value shortened to `items` per level shows, by leaf number and
@@ -288,8 +298,11 @@ impl Preview {
 /// The indices `shown_indices` gives, with `None` where elements are left out.
 fn with_gap(n: usize, items: usize) -> impl Iterator<Item = Option<usize>> {
     let indices = shown_indices(n, items);
-    let gap = (n > items).then_some(indices.len() - 1);
-    indices.into_iter().enumerate().flat_map(move |(k, j)| (gap == Some(k)).then_some(None).into_iter().chain([Some(j)]))
+    let gap = (n > items).then(|| indices.len() - 1);
+    indices
+        .into_iter()
+        .enumerate()
+        .flat_map(move |(k, j)| (gap == Some(k)).then_some(None).into_iter().chain([Some(j)]))
 }
 
 /// A sequence as a notebook shows it: the column headers (none where rows differ in length),

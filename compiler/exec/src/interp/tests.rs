@@ -100,7 +100,7 @@ impl Builder {
     }
 
     fn print(&mut self, args: Vec<PrintArg>) -> ExprId {
-        self.e(Expr::Print(args), unit_ty())
+        self.e(Expr::Print { sink: weft_core::Sink::Text, args }, unit_ty())
     }
 
     fn print_values(&mut self, values: Vec<ExprId>) -> ExprId {

@@ -80,6 +80,16 @@ impl PlanOp {
     }
 }
 
+/// Where `FusionPlan::relocate` puts an op: its span and 1-based line and column in the source
+/// it was written in, and that source's name when it is not the plan's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub range: TextRange,
+    pub line: u32,
+    pub col: u32,
+    pub source: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Buffer {
     pub var: VarId,
@@ -152,18 +162,31 @@ impl FusionPlan {
     /// Fills in lines and columns from the program's source.
     pub fn locate(&mut self, source: &str) {
         let index = LineIndex::new(source);
-        let at = |offset: u32| {
-            let lc = index.line_col(offset.into());
-            (lc.line + 1, lc.col + 1)
-        };
+        self.relocate(|range| {
+            let lc = index.line_col(range.start());
+            Place { range, line: lc.line + 1, col: lc.col + 1, source: None }
+        });
+    }
+
+    /// Moves every op and schedule to where `place` says its span (in the plan's program) was
+    /// written. An op placed in another source than the one the plan is read against names it:
+    /// `t%5 = binary> (cell[2])`.
+    pub fn relocate(&mut self, mut place: impl FnMut(TextRange) -> Place) {
         let ops = self.kernels.iter_mut().flat_map(|k| k.ops.iter_mut());
         let ops = ops.chain(self.unfused.iter_mut().flat_map(|u| [&mut u.from, &mut u.to]));
         let ops = ops.chain(self.rewrites.iter_mut());
         for op in ops {
-            (op.line, op.col) = at(op.start);
+            let placed = place(TextRange::new(op.start.into(), op.end.into()));
+            (op.start, op.end, op.line, op.col) =
+                (placed.range.start().into(), placed.range.end().into(), placed.line, placed.col);
+            if let Some(source) = placed.source {
+                op.op = format!("{} ({source})", op.op);
+            }
         }
         for s in &mut self.schedules {
-            (s.line, s.col) = at(s.start);
+            let placed = place(TextRange::new(s.start.into(), s.end.into()));
+            (s.start, s.end, s.line, s.col) =
+                (placed.range.start().into(), placed.range.end().into(), placed.line, placed.col);
         }
     }
 
@@ -282,73 +305,8 @@ impl FusionPlan {
         out.push_str("}\n");
         out
     }
-
-    /// A standalone SVG: kernels as boxes in plan order, fused ones shaded, and the pairs
-    /// kept apart as labelled arrows on the left.
-    pub fn to_svg(&self) -> String {
-        const WIDTH: usize = 760;
-        const LINE: usize = 16;
-        let mut y = 40;
-        let mut boxes = String::new();
-        let mut tops = Vec::new();
-        for k in &self.kernels {
-            let height = LINE * (k.ops.len() + 1) + 10;
-            tops.push((k.name.clone(), y, height));
-            let fill = if k.ops.len() > 1 { "#d8ecff" } else { "#f4f4f4" };
-            let _ = writeln!(
-                boxes,
-                "<rect x=\"200\" y=\"{y}\" width=\"{}\" height=\"{height}\" rx=\"6\" fill=\"{fill}\" stroke=\"#333\"/>",
-                WIDTH - 220
-            );
-            let _ = writeln!(
-                boxes,
-                "<text x=\"210\" y=\"{}\" font-weight=\"bold\">{} [{}]</text>",
-                y + LINE,
-                escape_xml(&k.name),
-                escape_xml(&k.pattern)
-            );
-            for (n, op) in k.ops.iter().enumerate() {
-                let _ = writeln!(
-                    boxes,
-                    "<text x=\"220\" y=\"{}\">{}:{} {}</text>",
-                    y + LINE * (n + 2),
-                    op.line,
-                    op.col,
-                    escape_xml(&op.op)
-                );
-            }
-            y += height + 14;
-        }
-        let mut arrows = String::new();
-        let mid = |name: &str| tops.iter().find(|t| t.0 == name).map(|t| t.1 + t.2 / 2);
-        for (n, u) in self.unfused.iter().enumerate() {
-            let (Some(a), Some(b)) = (mid(&u.from_kernel), mid(&u.to_kernel)) else {
-                continue;
-            };
-            let x = 190 - (n % 12) * 14;
-            let _ = writeln!(
-                arrows,
-                "<path d=\"M200 {a} H{x} V{b} H198\" fill=\"none\" stroke=\"#c33\" marker-end=\"url(#arrow)\"><title>{}</title></path>",
-                escape_xml(&format!("{} -> {}: {}", u.from_kernel, u.to_kernel, u.reason))
-            );
-        }
-        format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{}\" font-family=\"monospace\" font-size=\"12\">
-<defs><marker id=\"arrow\" markerWidth=\"8\" markerHeight=\"8\" refX=\"6\" refY=\"3\" orient=\"auto\"><path d=\"M0,0 L6,3 L0,6 z\" fill=\"#c33\"/></marker></defs>
-<text x=\"10\" y=\"20\" font-weight=\"bold\">fusion plan: {} kernels, strategy {}</text>
-{boxes}{arrows}</svg>
-",
-            y + 20,
-            self.kernels.len(),
-            self.strategy
-        )
-    }
 }
 
 fn escape(text: &str) -> String {
     text.replace('\\', "\\\\").replace('"', "\\\"")
-}
-
-fn escape_xml(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }

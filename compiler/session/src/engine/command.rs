@@ -255,7 +255,11 @@ impl Engine {
     }
 
     /// Runs a file's statements as a cell; its data files load from the file's directory.
-    fn load_file(&mut self, path: PathBuf, events: &mut (dyn FnMut(Event) + Send)) -> Result<Answer, CommandError> {
+    fn load_file(
+        &mut self,
+        path: PathBuf,
+        events: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<Answer, CommandError> {
         let text = std::fs::read_to_string(&path)
             .map_err(|err| CommandError::Usage(format!("cannot read {}: {err}", path.display())))?;
         if let Some(directory) = path.parent() {

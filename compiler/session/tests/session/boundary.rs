@@ -78,7 +78,8 @@ fn an_entry_function_runs_with_arguments_on_every_executor() {
         let shown = session.describe(&result).expect("readable");
         let rows = [40, 50, 60].iter().enumerate().map(|(i, x)| Some((i, vec![x.to_string()]))).collect();
         let table = Some(weft_session::Table { columns: vec![], rows });
-        let expected = Event::Value { text: "[40, 50, 60]".into(), ty: "[i32]".into(), shape: Some("3".into()), table };
+        let expected =
+            Event::Value { text: "[40, 50, 60]".into(), ty: "[i32]".into(), shape: Some("3".into()), table };
         assert_eq!(shown, expected, "{backend:?}");
         // The result is the next call's argument: on the GPU it never leaves the device.
         let again = session

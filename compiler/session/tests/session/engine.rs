@@ -31,6 +31,7 @@ fn cell(engine: &mut Engine, text: &str) -> (bool, String) {
     let ok = engine.run_cell(text, &mut |event| match event {
         Event::Value { text, ty, .. } => out.push_str(&format!("{text} : {ty}\n")),
         Event::Printed(line) => out.push_str(&line),
+        Event::Chart(chart) => out.push_str(&format!("{}\n", chart.summary())),
         Event::Diagnostic { diagnostic, source, .. } => {
             out.push_str(&format!("{source} {} {}\n", diagnostic.code.as_str(), diagnostic.message))
         }
@@ -328,7 +329,10 @@ fn types_listings_and_variables_come_from_the_session() {
     assert_eq!(e.type_of("sq", &mut |_| {}), Some("Num a => a -> a".to_string()));
     assert_eq!(e.type_of("[sq(x) for x in xs]", &mut |_| {}), Some("[f32]".to_string()));
     let plan = e.listing(weft_session::engine::Listing::Fusion, "sum([sq(x) for x in xs])", &mut |_| {});
-    assert!(plan.is_some_and(|p| p.contains("kernel")));
+    let plan = plan.expect("a plan");
+    assert!(plan.plan.is_some_and(|plan| !plan.kernels.is_empty()));
+    // Ops are placed where they were written: `x * x` in `sq`, line 2 of cell 1.
+    assert!(plan.text.contains("2:12  ") && plan.text.contains("= binary* (cell[1])"), "{}", plan.text);
     let vars = e.vars();
     assert_eq!(vars.len(), 1);
     assert_eq!((vars[0].name.as_str(), vars[0].ty.as_str(), vars[0].bytes), ("xs", "[f32; 2]", 16));

@@ -67,13 +67,25 @@ impl interp::Host for CapturingHost {
         self.stdout.push_str(line);
     }
 
-    /// A chart as its data, so that executors are compared on what they would draw.
+    /// A chart as a line of its data, as CPython's prelude shim prints it, so that executors
+    /// are compared on what they would draw.
     fn draw(&mut self, chart: weft_exec::chart::Chart) {
-        self.stdout.push_str(&format!("{chart:?}\n"));
+        self.stdout.push_str(&chart_line(&chart));
     }
 
     fn read_file(&mut self, path: &str) -> std::io::Result<Vec<u8>> {
         std::fs::read(workspace_root().join(path))
+    }
+}
+
+/// A chart's data as `tests/python/prelude.py` prints it: `plot [xs] [ys]`, `hist [xs] bins`,
+/// `image width height [pixels]`.
+pub fn chart_line(chart: &weft_exec::chart::Chart) -> String {
+    use weft_exec::chart::Chart;
+    match chart {
+        Chart::Plot { xs, ys } => format!("plot {xs:?} {ys:?}\n"),
+        Chart::Hist { xs, bins } => format!("hist {xs:?} {bins}\n"),
+        Chart::Image { width, height, pixels } => format!("image {width} {height} {pixels:?}\n"),
     }
 }
 
