@@ -431,13 +431,20 @@ fn run(
     let backend = backend.map(BackendArg::backend);
     let mut out = std::io::BufWriter::new(std::io::stdout());
     let mut figures = FigureFiles::new(figures);
+    let mut unwritten = false;
     let mut events = |event: Event| match event {
         Event::Printed(line) => {
             let _ = out.write_all(line.as_bytes());
         }
-        Event::Chart(chart) => {
-            let _ = writeln!(out, "{}", figures.write(&chart));
-        }
+        Event::Chart(chart) => match figures.write(&chart) {
+            Ok(line) => {
+                let _ = writeln!(out, "{line}");
+            }
+            Err(why) => {
+                unwritten = true;
+                eprintln!("weft: {why}");
+            }
+        },
         Event::Notice(notice) => eprintln!("weft: {notice}"),
         Event::Profile(text) => {
             let _ = out.flush();
@@ -449,6 +456,8 @@ fn run(
     let _ = out.flush();
     drop(out);
     let code = match result {
+        // A chart that could not be written fails the run, after the rest of it.
+        Ok(_) if unwritten => ExitCode::from(1),
         Ok(_) => ExitCode::SUCCESS,
         Err(RunError::Compile(diagnostics)) => {
             report(session.db(), file, &diagnostics);

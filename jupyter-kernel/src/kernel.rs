@@ -429,10 +429,13 @@ impl Shell {
                 };
                 let answer = match command::command_text(&code) {
                     None => {
+                        if store_history {
+                            engine.number_next_cell(count.value());
+                        }
                         engine.run_cell(&code, &mut on_event);
                         Ok(Answer::Done)
                     }
-                    Some(text) => match command::parse(text) {
+                    Some(_) => match command::parse(&code) {
                         Ok(Command::Quit) => Err(CommandError::Usage(
                             "a notebook's kernel is shut down from the notebook (Kernel › Shut Down)"
                                 .to_string(),

@@ -40,7 +40,7 @@ fn table_html(table: &Table, caption: &str) -> String {
         html.push_str("</tr></thead>");
     }
     html.push_str("<tbody>");
-    let width = table.rows.iter().flatten().map(|(_, cells)| cells.len()).max().unwrap_or(1);
+    let width = table.rows.iter().flatten().map(|(_, cells)| cells.len()).max().unwrap_or(0).max(1);
     for row in &table.rows {
         match row {
             Some((index, cells)) => {

@@ -7,8 +7,9 @@ use crate::Repl;
 
 /// The text after `:name `, and the cursor within it, for completing a command's expression.
 pub fn code_part(line: &str, pos: usize) -> (&str, usize) {
+    let lead = line.len() - line.trim_start().len();
     if command::command_text(line).is_some()
-        && let Some(space) = line.find(' ')
+        && let Some(space) = line[lead..].find(' ').map(|space| lead + space)
         && pos > space
     {
         return (&line[space + 1..], pos - space - 1);
@@ -16,9 +17,9 @@ pub fn code_part(line: &str, pos: usize) -> (&str, usize) {
     (line, pos)
 }
 
-/// Runs a command (`text` is without its prefix); gives `false` to quit.
-pub fn run(repl: &mut Repl, text: &str) -> bool {
-    match command::parse(text) {
+/// Runs a command line (`:type xs`); gives `false` to quit.
+pub fn run(repl: &mut Repl, line: &str) -> bool {
+    match command::parse(line) {
         Ok(command) => execute(repl, command),
         Err(why) => {
             eprintln!("weft: {why}");

@@ -54,7 +54,8 @@ pub fn run(config: Config) -> i32 {
     let interrupt = engine.interrupt();
     // Ctrl-C during a computation stops it; at the prompt, rustyline reads it as a key.
     let _ = ctrlc::set_handler(move || interrupt.request());
-    let screen = Screen { color: interactive, figures: FigureFiles::new(config.figures.clone()) };
+    let screen =
+        Screen { color: interactive, figures: FigureFiles::new(config.figures.clone()), unwritten: false };
     let repl = Rc::new(RefCell::new(Repl { engine, screen, failed: false }));
     if let Some(file) = &config.file {
         commands::execute(&mut repl.borrow_mut(), Command::Load(file.clone()));
@@ -64,7 +65,7 @@ pub fn run(config: Config) -> i32 {
     } else {
         piped_loop(&mut repl.borrow_mut())
     }
-    let failed = repl.borrow().failed;
+    let failed = repl.borrow().failed || repl.borrow().screen.unwritten;
     i32::from(failed && !interactive)
 }
 
@@ -87,8 +88,8 @@ impl Repl {
         if trimmed.is_empty() {
             return true;
         }
-        if let Some(command) = command::command_text(trimmed) {
-            return commands::run(self, command);
+        if command::command_text(trimmed).is_some() {
+            return commands::run(self, trimmed);
         }
         let screen = &mut self.screen;
         let ok = self.engine.run_cell(text, &mut |event| screen.show(event));
@@ -102,6 +103,8 @@ impl Repl {
 struct Screen {
     color: bool,
     figures: FigureFiles,
+    /// Whether a chart could not be written (the exit status without a terminal).
+    unwritten: bool,
 }
 
 impl Screen {
@@ -111,7 +114,13 @@ impl Screen {
                 print!("{line}");
                 let _ = std::io::stdout().flush();
             }
-            Event::Chart(chart) => println!("{}", self.figures.write(&chart)),
+            Event::Chart(chart) => match self.figures.write(&chart) {
+                Ok(line) => println!("{line}"),
+                Err(why) => {
+                    self.unwritten = true;
+                    eprintln!("weft: {why}");
+                }
+            },
             Event::Value { text, ty, .. } => println!("{text} : {ty}"),
             Event::Notice(notice) => eprintln!("weft: {notice}"),
             Event::Profile(text) => eprint!("{text}"),
@@ -141,7 +150,7 @@ fn piped_loop(repl: &mut Repl) {
                 return;
             }
         }
-        if buffer.is_empty() && line.trim_start().starts_with(':') {
+        if buffer.is_empty() && command::command_text(&line).is_some() {
             // A command is one line.
             if !repl.input(&line) {
                 return;
@@ -226,9 +235,14 @@ impl Completer for ReplHelper {
 
     fn complete(&self, line: &str, pos: usize, _ctx: &Context<'_>) -> rustyline::Result<(usize, Vec<Pair>)> {
         let start = word_start(line, pos);
-        if pos >= 1 && command::command_text(line).is_some() && !line[..pos].contains(' ') {
-            let (prefix, typed) = line.split_at(1);
-            let typed = typed.get(..pos - 1).unwrap_or("");
+        // A command's name: after the prefix (and any indent), before any space.
+        let lead = line.len() - line.trim_start().len();
+        if pos > lead
+            && command::command_text(line).is_some()
+            && let Some(typed) = line.get(lead + 1..pos)
+            && !typed.contains(' ')
+        {
+            let prefix = &line[lead..lead + 1];
             let pairs = command::COMMANDS
                 .iter()
                 .filter(|(name, _)| name.starts_with(typed))
@@ -237,7 +251,7 @@ impl Completer for ReplHelper {
                     replacement: format!("{prefix}{name}"),
                 })
                 .collect();
-            return Ok((0, pairs));
+            return Ok((lead, pairs));
         }
         let Ok(mut repl) = self.repl.try_borrow_mut() else { return Ok((start, Vec::new())) };
         let (code, offset) = commands::code_part(line, pos);
@@ -292,7 +306,7 @@ impl Validator for ReplHelper {
     /// An input continues while the parser says a block or a bracket is open.
     fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
         let input = ctx.input();
-        if input.trim_start().starts_with(':') {
+        if command::command_text(input).is_some() {
             return Ok(ValidationResult::Valid(None));
         }
         Ok(match input_status(input) {

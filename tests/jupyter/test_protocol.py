@@ -130,6 +130,15 @@ class WeftKernelProtocolTests(unittest.TestCase):
         self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
         self.assertEqual(reply["content"]["ename"], "E0406")
 
+    def test_diagnostics_name_the_cell_by_its_execution_count(self):
+        # A silent input takes no execution count, and no cell number either.
+        self.kc.execute("1 + 1", silent=True)
+        self.kc.get_shell_msg(timeout=30)
+        self.kc.execute("[1, 2][7]")
+        reply = self.kc.get_shell_msg(timeout=30)["content"]
+        self.assertEqual(reply["ename"], "E0400")
+        self.assertIn(f"cell[{reply['execution_count']}]:1:", "\n".join(reply["traceback"]))
+
     def test_magics_answer_as_the_repl_commands_do(self):
         self.outputs("def sq_sum(xs):\n    return sum([x * x for x in xs if x > 0.0])\nvs = [1.0, -2.0, 3.0]")
         [graph] = [m for m in self.outputs("%fusion sq_sum(vs)") if m["msg_type"] == "display_data"]

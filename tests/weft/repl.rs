@@ -236,7 +236,7 @@ fn charts_go_to_files_and_commands_take_either_prefix() {
         image.display()
     );
     assert_eq!(stdout, expected, "{stderr}");
-    assert_eq!(stderr, "weft: unknown command `nonsense`; `help` lists the commands\n");
+    assert_eq!(stderr, "weft: unknown command `%nonsense`; `%help` lists the commands\n");
     for file in [plot, image] {
         let svg = std::fs::read_to_string(&file).expect("the chart was written");
         assert!(svg.starts_with("<svg "), "{}", file.display());

@@ -337,6 +337,7 @@ pub enum Stmt {
 pub fn function_hir<'db>(db: &'db dyn Db, function: Function<'db>) -> Body {
     let def = function.syntax_node(db);
     let mut lowerer = Lowerer::new(function_globals(db, function));
+    lowerer.in_function = true;
     lowerer.body.name = function.name(db).clone();
     lowerer.lower_function_def(&def);
     lowerer.body
@@ -362,11 +363,13 @@ struct Lowerer<'a> {
     /// The top-level names (functions included) the body may read: all of them, or for a
     /// function those its text mentions.
     top_level: &'a std::collections::BTreeSet<String>,
+    /// Whether the body is a function's (charts are top-level statements).
+    in_function: bool,
 }
 
 impl<'a> Lowerer<'a> {
     fn new(top_level: &'a std::collections::BTreeSet<String>) -> Self {
-        Lowerer { body: Body::default(), scopes: Vec::new(), top_level }
+        Lowerer { body: Body::default(), scopes: Vec::new(), top_level, in_function: false }
     }
 
     fn alloc_expr(&mut self, expr: Expr, range: TextRange) -> ExprId {
@@ -411,6 +414,14 @@ impl<'a> Lowerer<'a> {
         let local = (self.body.locals.len() - 1) as LocalId;
         names.insert(name, local);
         local
+    }
+
+    /// Where a call of `name` as a statement sends its arguments: `print` always; a chart
+    /// function where the name means the prelude's (a user's own `def image` shadows it).
+    fn output_sink(&self, name: &str) -> Option<Sink> {
+        let sink = Sink::from_name(name)?;
+        let prelude = matches!(self.resolve(&identifier_key(name)), Expr::Prelude(_));
+        (sink == Sink::Text || prelude).then_some(sink)
     }
 
     fn resolve(&self, name: &str) -> Expr {
@@ -566,8 +577,20 @@ impl<'a> Lowerer<'a> {
                 let expr = expr_stmt.expr()?;
                 if let Some(call) = expr.as_call()
                     && let Some(sink) =
-                        call.callee().and_then(|c| c.as_name_ref()).and_then(|n| Sink::from_name(&n.text()))
+                        call.callee().and_then(|c| c.as_name_ref()).and_then(|n| self.output_sink(&n.text()))
                 {
+                    if sink != Sink::Text && self.in_function {
+                        let name = sink.name();
+                        self.body.diagnostics.push(
+                            Diagnostic::new(
+                                Code::PrintInFunction,
+                                range,
+                                format!("`{name}` is not allowed inside a function"),
+                            )
+                            .with_note(format!("functions are pure so that they can run in parallel on the GPU; `{name}` is a top-level statement"))
+                            .with_help(format!("return the values, and call `{name}` with them at the top level")),
+                        );
+                    }
                     let args = call.arg_list().into_iter().flat_map(|a| a.args()).collect::<Vec<_>>();
                     let args = args.iter().map(|a| self.lower_expr(a)).collect();
                     Stmt::Print { sink, args }

@@ -1112,7 +1112,7 @@ impl<'a> GroupInferrer<'a> {
             Stmt::Expr(expr) => {
                 self.infer_expr(state, *expr, None);
             }
-            Stmt::Print { sink, args } if *sink != Sink::Text => self.infer_chart(state, *sink, args),
+            Stmt::Print { sink, args } if *sink != Sink::Text => self.infer_chart(state, *sink, args, range),
             Stmt::Print { args, .. } => {
                 for &arg in args {
                     if let hir::Expr::Literal(Literal::Str(_)) = body.expr(arg) {
@@ -1612,6 +1612,17 @@ impl<'a> GroupInferrer<'a> {
                 self.fresh(Class::ANY)
             }
             Some((params, ret)) => Type::func(params, ret),
+            _ if Sink::from_name(name).is_some() => {
+                state.diagnostics.push(
+                    Diagnostic::new(
+                        Code::UnsupportedFunctionValue,
+                        state.body.expr_range(id),
+                        format!("`{name}` is a statement, so it cannot be passed as a value"),
+                    )
+                    .with_help(format!("call `{name}(...)` on a line of its own, at the top level")),
+                );
+                self.fresh(Class::ANY)
+            }
             _ => {
                 state.diagnostics.push(
                     Diagnostic::new(
@@ -1704,7 +1715,7 @@ impl<'a> GroupInferrer<'a> {
                 )
                 .with_help(format!("call `{name}` as a statement of its own, at the top level")),
             );
-            self.infer_chart(state, sink, args);
+            self.infer_chart(state, sink, args, body.expr_range(id));
             return Type::Tuple(vec![]);
         }
         let Some(signature) = prelude_signature(self, name, Some(args.len())) else {
@@ -1734,14 +1745,14 @@ impl<'a> GroupInferrer<'a> {
     }
 
     /// A chart statement: its arguments against the chart function's signature.
-    fn infer_chart(&mut self, state: &mut BodyState<'a>, sink: Sink, args: &[ExprId]) {
+    fn infer_chart(&mut self, state: &mut BodyState<'a>, sink: Sink, args: &[ExprId], call: TextRange) {
         let name = sink.name();
         let Some((params, _)) = prelude_signature(self, name, Some(args.len())) else {
             let range = match (args.first(), args.last()) {
                 (Some(&first), Some(&last)) => {
                     state.body.expr_range(first).cover(state.body.expr_range(last))
                 }
-                _ => TextRange::default(),
+                _ => call,
             };
             let signature = crate::prelude::prelude_doc(name).map_or("", |doc| doc.signature);
             state.diagnostics.push(

@@ -162,4 +162,11 @@ mod tests {
             assert!(doc.signature.starts_with(&format!("{}(", doc.name)), "{doc:?}");
         }
     }
+
+    #[test]
+    fn every_output_statement_is_a_prelude_name() {
+        for sink in weft_core::Sink::ALL {
+            assert!(PRELUDE_NAMES.contains(&sink.name()), "{sink:?}");
+        }
+    }
 }

@@ -169,7 +169,7 @@ impl Engine {
             scratch,
             notices: BTreeSet::new(),
             schemes: BTreeMap::new(),
-            shown_items: 10,
+            shown_items: SHOWN_ITEMS,
             loaded: None,
         }
     }
@@ -196,6 +196,12 @@ impl Engine {
         self.numbered + 1
     }
 
+    /// Numbers the next cell `n`: a notebook's execution count, which inputs run without history
+    /// do not advance, so that `cell[N]` in a diagnostic is the notebook's `In [N]`.
+    pub fn number_next_cell(&mut self, n: usize) {
+        self.numbered = n.saturating_sub(1);
+    }
+
     /// Stores a source; gives its id.
     fn add_source(&mut self, name: String, text: &str) -> usize {
         self.cells.push((name, text.to_string()));
@@ -218,6 +224,18 @@ impl Engine {
         let (name, text) = self.source_of(origin);
         let lc = weft_syntax::line_index::LineIndex::new(&text).line_col(range.start());
         Place { range, line: lc.line + 1, col: lc.col + 1, source: (origin != cell).then_some(name) }
+    }
+
+    /// An expression statement whose value a REPL shows: not a `print` or a chart (a prelude
+    /// one: a session's own `def image` gives a value), which give nothing.
+    fn is_shown_expression(&self, node: &weft_syntax::SyntaxNode) -> bool {
+        let Some(statement) = ast::ExprStmt::cast(node.clone()) else { return false };
+        let callee = statement.expr().and_then(|e| e.as_call()?.callee()?.as_name_ref().map(|n| n.text()));
+        !callee.is_some_and(|name| match weft_core::Sink::from_name(&name) {
+            Some(weft_core::Sink::Text) => true,
+            Some(_) => !self.defs.contains_key(&name),
+            None => false,
+        })
     }
 
     /// A source's name and text.
@@ -308,7 +326,7 @@ impl Engine {
                 events(Event::Diagnostic { diagnostic: d, source, text });
                 return None;
             }
-            let show = index == last && is_shown_expression(statement);
+            let show = index == last && self.is_shown_expression(statement);
             match self.run_statement(cell, statement, show, profile, &mut timing, events) {
                 Ok(()) => {}
                 Err(()) => return None,
@@ -820,7 +838,7 @@ impl Engine {
         let pieces = [(TextSize::from(0), expr.to_string())];
         // A `print(...)` or a chart has no value to keep.
         let parse = weft_syntax::parse(expr);
-        let valued = parse.syntax().children().next().is_none_or(|s| is_shown_expression(&s));
+        let valued = parse.syntax().children().next().is_none_or(|s| self.is_shown_expression(&s));
         let mut program = self.program(cell, &pieces, &BTreeSet::new(), valued, &BTreeSet::new());
         program.interface.outputs = if valued { vec![RESULT.to_string()] } else { Vec::new() };
         self.load(&program);
@@ -922,6 +940,9 @@ impl Engine {
     }
 }
 
+/// How many items of a sequence a shown value keeps at each level, unless told otherwise.
+pub const SHOWN_ITEMS: usize = 10;
+
 /// What `Engine::listing` shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Listing {
@@ -941,14 +962,6 @@ pub struct Listed {
 fn def_name(node: &weft_syntax::SyntaxNode) -> Option<String> {
     let def = ast::FunctionDef::cast(node.clone())?;
     Some(def.name()?.text())
-}
-
-/// An expression statement whose value a REPL shows: not a `print` or a chart, which are
-/// statements that give nothing.
-fn is_shown_expression(node: &weft_syntax::SyntaxNode) -> bool {
-    let Some(statement) = ast::ExprStmt::cast(node.clone()) else { return false };
-    let callee = statement.expr().and_then(|e| e.as_call()?.callee()?.as_name_ref().map(|n| n.text()));
-    !callee.is_some_and(|name| weft_syntax::validate::OUTPUT_FUNCTIONS.contains(&name.as_str()))
 }
 
 /// The identifiers a text mentions.

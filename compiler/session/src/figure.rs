@@ -40,6 +40,10 @@ pub fn render(chart: &Chart) -> Figure {
     let (mime, extension, bytes) = match chart {
         Chart::Plot { xs, ys } => svg(|area| draw_plot(area, xs, ys)),
         Chart::Hist { xs, bins } => svg(|area| draw_hist(area, xs, *bins)),
+        // `Chart::from_values` makes no such image; one built by hand draws as a blank.
+        Chart::Image { width, height, pixels } if *width == 0 || pixels.len() != width * height => {
+            svg(|_| {})
+        }
         Chart::Image { width, height, pixels } if width * height <= MAX_SVG_PIXELS => {
             let scale = image_scale(*width, *height);
             let size = ((width * scale) as u32, (height * scale) as u32);
@@ -73,15 +77,15 @@ impl FigureFiles {
         FigureFiles { directory, written: 0 }
     }
 
-    /// Draws `chart` into the next file and gives the line that tells the user where it is:
-    /// `plot of 3 points: weft-figures/plot-1.svg`.
-    pub fn write(&mut self, chart: &Chart) -> String {
+    /// Draws `chart` into the next file and gives the line that tells the user where it is
+    /// (`plot of 3 points: weft-figures/plot-1.svg`), or why it could not be written.
+    pub fn write(&mut self, chart: &Chart) -> Result<String, String> {
         let figure = render(chart);
         self.written += 1;
         match save(&figure, &self.directory, self.written) {
-            Ok(path) => format!("{}: {}", figure.summary, path.display()),
+            Ok(path) => Ok(format!("{}: {}", figure.summary, path.display())),
             Err(error) => {
-                format!("{}: cannot write it in {}: {error}", figure.summary, self.directory.display())
+                Err(format!("cannot write the {} in {}: {error}", figure.summary, self.directory.display()))
             }
         }
     }
@@ -239,11 +243,14 @@ fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values
         .filter(|v| v.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    match (lo.is_finite(), lo == hi) {
-        (false, _) => (0.0, 1.0),
-        (true, true) => (lo - 0.5, hi + 0.5),
-        (true, false) => (lo, hi),
+    if !lo.is_finite() {
+        return (0.0, 1.0);
     }
+    // An axis needs a length that is finite (values beyond ±f64::MAX / 4 are drawn at its
+    // ends) and that f64 can tell from its ends (±0.5, or a millionth of the magnitude).
+    let (lo, hi) = (lo.max(-f64::MAX / 4.0), hi.min(f64::MAX / 4.0));
+    let pad = (lo.abs().max(hi.abs()) * 1e-6).max(0.5);
+    if hi - lo < pad { (lo - pad, hi + pad) } else { (lo, hi) }
 }
 
 fn draw_plot(area: &Area<'_>, xs: &[f64], ys: &[f64]) {
@@ -265,7 +272,7 @@ fn draw_plot(area: &Area<'_>, xs: &[f64], ys: &[f64]) {
 }
 
 /// At most `MAX_POINTS` of `points`: of each run of neighbours, the one with the least and the
-/// one with the greatest y, in their order.
+/// one with the greatest y, in the order the points came.
 fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     if points.len() <= MAX_POINTS {
         return points;
@@ -273,9 +280,13 @@ fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     let run = points.len().div_ceil(MAX_POINTS / 2);
     let mut kept = Vec::with_capacity(MAX_POINTS);
     for chunk in points.chunks(run) {
-        let by_y = |a: &&(f64, f64), b: &&(f64, f64)| a.1.total_cmp(&b.1);
-        let (Some(lo), Some(hi)) = (chunk.iter().min_by(by_y), chunk.iter().max_by(by_y)) else { continue };
-        let (first, second) = if lo.0 <= hi.0 { (lo, hi) } else { (hi, lo) };
+        let by_y = |a: &(usize, &(f64, f64)), b: &(usize, &(f64, f64))| a.1.1.total_cmp(&b.1.1);
+        let (Some(lo), Some(hi)) =
+            (chunk.iter().enumerate().min_by(by_y), chunk.iter().enumerate().max_by(by_y))
+        else {
+            continue;
+        };
+        let (first, second) = if lo.0 <= hi.0 { (lo.1, hi.1) } else { (hi.1, lo.1) };
         kept.push(*first);
         kept.push(*second);
     }
@@ -283,6 +294,7 @@ fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 }
 
 fn draw_hist(area: &Area<'_>, xs: &[f64], bins: usize) {
+    let bins = bins.max(1);
     let (lo, hi) = bounds(xs.iter().copied());
     let width = (hi - lo) / bins as f64;
     let mut counts = vec![0u64; bins];
@@ -325,7 +337,11 @@ fn image_scale(width: usize, height: usize) -> usize {
 fn colours(pixels: &[f64]) -> impl Iterator<Item = RGBColor> + '_ {
     let (lo, hi) = bounds(pixels.iter().copied());
     pixels.iter().map(move |&v| {
-        if v.is_finite() { ViridisRGB::get_color_normalized(v, lo, hi) } else { RGBColor(128, 128, 128) }
+        if v.is_finite() {
+            ViridisRGB::get_color(((v - lo) / (hi - lo)).clamp(0.0, 1.0))
+        } else {
+            RGBColor(128, 128, 128)
+        }
     })
 }
 
@@ -402,6 +418,18 @@ mod tests {
         let large = render(&Chart::Image { width: side, height: side, pixels });
         assert_eq!(large.mime, "image/png");
         assert!(large.bytes.starts_with(b"\x89PNG\r\n\x1a\n"));
+    }
+
+    #[test]
+    fn extreme_values_draw_without_a_panic() {
+        for values in [vec![1.0e17], vec![-1.0e308, 1.0e308], vec![f64::NAN, f64::INFINITY], vec![]] {
+            let n = values.len();
+            render(&Chart::Plot { xs: values.clone(), ys: values.clone() });
+            render(&Chart::Hist { xs: values.clone(), bins: 3 });
+            if n > 0 {
+                render(&Chart::Image { width: n, height: 1, pixels: values });
+            }
+        }
     }
 
     #[test]

@@ -297,17 +297,15 @@ impl Session {
         Ok(interp::print::format_value(&self.nested(value)?))
     }
 
-    /// The event that shows a value: its whole text, type and shape, and a table of up to
-    /// `TABLE_ITEMS` items a level.
+    /// The event that shows a value: its whole text, type and shape, and a table of as many
+    /// items a level as the engine shows.
     pub fn describe(&self, value: &SessionValue) -> Result<Event, RunError> {
-        /// As many items as the engine shows by default.
-        const TABLE_ITEMS: usize = 10;
         let nested = self.nested(value)?;
         Ok(Event::Value {
             text: interp::print::format_value(&nested),
             ty: value.ty.to_string(),
             shape: shape_text(&nested),
-            table: self.preview(value)?.table(TABLE_ITEMS).map_err(RunError::Runtime)?,
+            table: self.preview(value)?.table(engine::SHOWN_ITEMS).map_err(RunError::Runtime)?,
         })
     }
 

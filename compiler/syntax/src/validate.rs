@@ -134,13 +134,13 @@ fn check_node(node: &SyntaxNode, in_function: bool) -> Option<Diagnostic> {
             "functions defined inside `if`, `for` or `while`",
             "define the function at the top level or directly in a function body",
         ),
-        CALL_EXPR if in_function && output_callee(node).is_some() => output_callee(node).map(|name| {
-            Diagnostic::new(Code::PrintInFunction, range, format!("`{name}` is not allowed inside a function"))
-                .with_note(format!(
-                    "functions are pure so that they can run in parallel on the GPU; `{name}` is a top-level statement"
-                ))
-                .with_help(format!("return the value and `{name}` it at the top level"))
-        }),
+        // `print` cannot be rebound, so its name is enough here; a chart function's name can be,
+        // so HIR lowering, which resolves names, reports charts in functions.
+        CALL_EXPR if in_function && callee_is(node, "print") => Some(
+            Diagnostic::new(Code::PrintInFunction, range, "`print` is not allowed inside a function")
+                .with_note("functions are pure so that they can run in parallel on the GPU; printing is a top-level statement")
+                .with_help("return the value and print it at the top level"),
+        ),
         RETURN_STMT if !in_function => Some(
             Diagnostic::new(Code::ReturnOutsideFunction, first_token_range(node), "`return` outside a function")
                 .with_help("top-level statements run in order; `print` a value to see it"),
@@ -152,14 +152,6 @@ fn check_node(node: &SyntaxNode, in_function: bool) -> Option<Diagnostic> {
 
 fn has_token(node: &SyntaxNode, text: &str) -> bool {
     node.children_with_tokens().filter_map(|e| e.into_token()).any(|t| t.text() == text)
-}
-
-/// The prelude functions that print or draw their arguments: statements of the top level only.
-pub const OUTPUT_FUNCTIONS: [&str; 4] = ["print", "plot", "hist", "image"];
-
-/// The output function `call` calls, if it calls one.
-fn output_callee(call: &SyntaxNode) -> Option<&'static str> {
-    OUTPUT_FUNCTIONS.into_iter().find(|name| callee_is(call, name))
 }
 
 fn callee_is(call: &SyntaxNode, name: &str) -> bool {

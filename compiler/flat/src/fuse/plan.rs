@@ -1,7 +1,7 @@
 //! The fusion plan: every kernel a program runs, what each is made of, what it reads and
 //! writes, and why adjacent ops stayed apart. One structure serves every view: `weft fusion`
-//! prints it as text, JSON (schema `SCHEMA`, below), Graphviz dot or SVG, and the editor and
-//! notebook show the same plan.
+//! prints it as text, JSON (schema `SCHEMA`, below) or Graphviz dot (its SVG graph is drawn
+//! by `weft_session::figure`), and the editor and notebook show the same plan.
 //!
 //! JSON schema, version 1 (a field is only ever added with a new version):
 //! ```text
@@ -168,7 +168,7 @@ impl FusionPlan {
         });
     }
 
-    /// Moves every op and schedule to where `place` says its span (in the plan's program) was
+    /// Moves every op, schedule and region to where `place` says its span (in the plan's program) was
     /// written. An op placed in another source than the one the plan is read against names it:
     /// `t%5 = binary> (cell[2])`.
     pub fn relocate(&mut self, mut place: impl FnMut(TextRange) -> Place) {
@@ -187,6 +187,13 @@ impl FusionPlan {
             let placed = place(TextRange::new(s.start.into(), s.end.into()));
             (s.start, s.end, s.line, s.col) =
                 (placed.range.start().into(), placed.range.end().into(), placed.line, placed.col);
+            if let Some(source) = placed.source {
+                s.schedule = format!("{} ({source})", s.schedule);
+            }
+        }
+        for region in &mut self.regions {
+            let placed = place(TextRange::new(region.start.into(), region.end.into()));
+            (region.start, region.end) = (placed.range.start().into(), placed.range.end().into());
         }
     }
 

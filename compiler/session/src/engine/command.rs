@@ -83,21 +83,29 @@ pub fn command_text(line: &str) -> Option<&str> {
     line.strip_prefix(':').or_else(|| line.strip_prefix('%'))
 }
 
-/// Parses a command without its prefix (`type xs`). A name may be abbreviated to any prefix
-/// that only one command has.
-pub fn parse(text: &str) -> Result<Command, String> {
+/// Parses a command line (`:type xs`, `%time f(xs)`). A name may be abbreviated to any prefix
+/// that only one command has. The messages write commands with the line's own prefix.
+pub fn parse(line: &str) -> Result<Command, String> {
+    let Some(text) = command_text(line) else {
+        return Err("a command starts with `:` or `%`".to_string());
+    };
+    let prefix = &line.trim_start()[..1];
     let (name, argument) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
     let argument = argument.trim();
     let matches: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).filter(|n| n.starts_with(name)).collect();
     let name = match matches.as_slice() {
         _ if COMMANDS.iter().any(|(n, _)| *n == name) => name,
         [only] if !name.is_empty() => only,
-        _ => return Err(format!("unknown command `{name}`; `help` lists the commands")),
+        [_, _, ..] if !name.is_empty() => {
+            let candidates: Vec<String> = matches.iter().map(|n| format!("{prefix}{n}")).collect();
+            return Err(format!("`{prefix}{name}` is ambiguous: {}", candidates.join(", ")));
+        }
+        _ => return Err(format!("unknown command `{prefix}{name}`; `{prefix}help` lists the commands")),
     };
     let needs_argument = ["type", "shape", "fusion", "wgsl", "ir", "time", "profile", "load", "shown"];
     if argument.is_empty() && needs_argument.contains(&name) {
         let usage = help_of(name).split(':').next().unwrap_or("");
-        return Err(format!("`{name}` takes an argument: {name} {usage}"));
+        return Err(format!("`{prefix}{name}` takes an argument: {prefix}{name} {usage}"));
     }
     let expr = || argument.to_string();
     Ok(match name {
@@ -118,15 +126,16 @@ pub fn parse(text: &str) -> Result<Command, String> {
             "cpu" => Some(Some(Backend::Cpu)),
             "gpu" => Some(Some(Backend::Gpu)),
             "auto" => Some(None),
-            _ => return Err("`backend` takes interp, cpu, gpu or auto".to_string()),
+            _ => return Err(format!("`{prefix}backend` takes interp, cpu, gpu or auto")),
         }),
         "device" => Command::Device((!argument.is_empty()).then(expr)),
         "vars" => Command::Vars,
         "shown" => match argument.parse::<usize>() {
             Ok(n) if n >= 2 => Command::Shown(n),
-            _ => return Err("`shown` takes a number of items, 2 or more".to_string()),
+            _ => return Err(format!("`{prefix}shown` takes a number of items, 2 or more")),
         },
-        _ => Command::Reset,
+        "reset" => Command::Reset,
+        other => return Err(format!("`{prefix}{other}` is listed but not parsed (a bug in Weft)")),
     })
 }
 
@@ -176,7 +185,7 @@ impl Engine {
             Command::Load(path) => self.load_file(path, events),
             Command::Reload => match self.loaded.clone() {
                 Some(path) => self.load_file(path, events),
-                None => Err(CommandError::Usage("nothing loaded yet; `load FILE` first".to_string())),
+                None => Err(CommandError::Usage("nothing loaded yet; load a file first".to_string())),
             },
             Command::Backend(None) => text(format!("{}\n", self.backend().map_or("auto", Backend::name))),
             Command::Backend(Some(backend)) => {
@@ -279,13 +288,21 @@ mod tests {
         assert_eq!(command_text("  %fusion f(xs)"), Some("fusion f(xs)"));
         assert_eq!(command_text(":t xs"), Some("t xs"));
         assert_eq!(command_text("xs % 2"), None);
-        assert_eq!(parse("fusion f(xs)"), Ok(Command::Listing(Listing::Fusion, "f(xs)".into())));
-        assert_eq!(parse("ty xs"), Ok(Command::Type("xs".into())));
-        assert_eq!(parse("backend cpu"), Ok(Command::Backend(Some(Some(Backend::Cpu)))));
-        assert_eq!(parse("backend"), Ok(Command::Backend(None)));
-        // `s` could be `shape` or `shown`.
-        assert!(parse("s 3").unwrap_err().contains("unknown command `s`"));
-        assert_eq!(parse("wgsl").unwrap_err(), "`wgsl` takes an argument: wgsl EXPR");
-        assert_eq!(parse("shown 1").unwrap_err(), "`shown` takes a number of items, 2 or more");
+        assert_eq!(parse("%fusion f(xs)"), Ok(Command::Listing(Listing::Fusion, "f(xs)".into())));
+        assert_eq!(parse(":ty xs"), Ok(Command::Type("xs".into())));
+        assert_eq!(parse(":backend cpu"), Ok(Command::Backend(Some(Some(Backend::Cpu)))));
+        assert_eq!(parse("%backend"), Ok(Command::Backend(None)));
+        assert_eq!(parse(":s 3").unwrap_err(), "`:s` is ambiguous: :shape, :shown");
+        assert_eq!(
+            parse("%nonsense").unwrap_err(),
+            "unknown command `%nonsense`; `%help` lists the commands"
+        );
+        assert_eq!(parse("%wgsl").unwrap_err(), "`%wgsl` takes an argument: %wgsl EXPR");
+        assert_eq!(parse(":shown 1").unwrap_err(), "`:shown` takes a number of items, 2 or more");
+        // Every listed command parses.
+        for (name, _) in COMMANDS {
+            let line = format!(":{name} 2");
+            assert!(!parse(&line).is_err_and(|e| e.contains("a bug")), "{line}");
+        }
     }
 }
