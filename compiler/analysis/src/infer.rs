@@ -1612,25 +1612,19 @@ impl<'a> GroupInferrer<'a> {
                 self.fresh(Class::ANY)
             }
             Some((params, ret)) => Type::func(params, ret),
-            _ if Sink::from_name(name).is_some() => {
+            None => {
+                let (why, help) = if Sink::from_name(name).is_some() {
+                    ("is a statement", format!("call `{name}(...)` on a line of its own, at the top level"))
+                } else {
+                    ("is overloaded", format!("wrap it in a lambda, e.g. `lambda a, b: {name}(a, b)`"))
+                };
                 state.diagnostics.push(
                     Diagnostic::new(
                         Code::UnsupportedFunctionValue,
                         state.body.expr_range(id),
-                        format!("`{name}` is a statement, so it cannot be passed as a value"),
+                        format!("`{name}` {why}, so it cannot be passed as a value"),
                     )
-                    .with_help(format!("call `{name}(...)` on a line of its own, at the top level")),
-                );
-                self.fresh(Class::ANY)
-            }
-            _ => {
-                state.diagnostics.push(
-                    Diagnostic::new(
-                        Code::UnsupportedFunctionValue,
-                        state.body.expr_range(id),
-                        format!("`{name}` is overloaded, so it cannot be passed as a value"),
-                    )
-                    .with_help(format!("wrap it in a lambda, e.g. `lambda a, b: {name}(a, b)`")),
+                    .with_help(help),
                 );
                 self.fresh(Class::ANY)
             }

@@ -80,6 +80,23 @@ impl PlanOp {
     }
 }
 
+/// Moves the span `start..end` where `place` says, and gives the rest of where that is.
+fn place_span(place: &mut impl FnMut(TextRange) -> Place, start: &mut u32, end: &mut u32) -> Place {
+    let placed = place(TextRange::new((*start).into(), (*end).into()));
+    (*start, *end) = (placed.range.start().into(), placed.range.end().into());
+    placed
+}
+
+impl Place {
+    /// Sets an entry's line and column, and names the source in its text where it is another.
+    fn apply(self, line: &mut u32, col: &mut u32, text: &mut String) {
+        (*line, *col) = (self.line, self.col);
+        if let Some(source) = self.source {
+            *text = format!("{text} ({source})");
+        }
+    }
+}
+
 /// Where `FusionPlan::relocate` puts an op: its span and 1-based line and column in the source
 /// it was written in, and that source's name when it is not the plan's own.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,24 +193,15 @@ impl FusionPlan {
         let ops = ops.chain(self.unfused.iter_mut().flat_map(|u| [&mut u.from, &mut u.to]));
         let ops = ops.chain(self.rewrites.iter_mut());
         for op in ops {
-            let placed = place(TextRange::new(op.start.into(), op.end.into()));
-            (op.start, op.end, op.line, op.col) =
-                (placed.range.start().into(), placed.range.end().into(), placed.line, placed.col);
-            if let Some(source) = placed.source {
-                op.op = format!("{} ({source})", op.op);
-            }
+            let placed = place_span(&mut place, &mut op.start, &mut op.end);
+            placed.apply(&mut op.line, &mut op.col, &mut op.op);
         }
         for s in &mut self.schedules {
-            let placed = place(TextRange::new(s.start.into(), s.end.into()));
-            (s.start, s.end, s.line, s.col) =
-                (placed.range.start().into(), placed.range.end().into(), placed.line, placed.col);
-            if let Some(source) = placed.source {
-                s.schedule = format!("{} ({source})", s.schedule);
-            }
+            let placed = place_span(&mut place, &mut s.start, &mut s.end);
+            placed.apply(&mut s.line, &mut s.col, &mut s.schedule);
         }
         for region in &mut self.regions {
-            let placed = place(TextRange::new(region.start.into(), region.end.into()));
-            (region.start, region.end) = (placed.range.start().into(), placed.range.end().into());
+            place_span(&mut place, &mut region.start, &mut region.end);
         }
     }
 
