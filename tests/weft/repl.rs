@@ -118,9 +118,7 @@ fn the_terminal_repl_prompts_continues_blocks_completes_and_exits_on_ctrl_d() {
     repl.exp_string("double").unwrap();
     type_line(&mut repl, "(x)");
     repl.exp_string("82 : i32").unwrap();
-    repl.exp_string("[5]> ").unwrap();
-    repl.send_control('d').unwrap();
-    repl.exp_eof().unwrap();
+    exit_at_prompt(&mut repl, "[5]> ");
 }
 
 #[test]
@@ -128,9 +126,7 @@ fn history_is_kept_across_two_sessions() {
     let state = tempdir("history");
     let mut first = terminal("interp", &state);
     type_line(&mut first, "answer = 6 * 7");
-    first.exp_string("[2]> ").unwrap();
-    first.send_control('d').unwrap();
-    first.exp_eof().unwrap();
+    exit_at_prompt(&mut first, "[2]> ");
     assert!(std::fs::read_to_string(state.join("weft/history")).unwrap().contains("answer = 6 * 7"));
     let mut second = terminal("interp", &state);
     // Up arrow, then Enter: the line from the first session runs again.
@@ -139,8 +135,7 @@ fn history_is_kept_across_two_sessions() {
     second.exp_string("[2]> ").unwrap();
     type_line(&mut second, "answer");
     second.exp_string("42 : i32").unwrap();
-    second.send_control('d').unwrap();
-    second.exp_eof().unwrap();
+    exit_at_prompt(&mut second, "[3]> ");
 }
 
 #[test]
@@ -170,9 +165,17 @@ fn ctrl_c_interrupts_a_long_computation_on_every_executor_and_keeps_the_session(
         repl.exp_string("[4]> ").unwrap();
         type_line(&mut repl, "kept");
         repl.exp_string("7 : i32").unwrap_or_else(|e| panic!("{backend}: {e}"));
-        repl.send_control('d').unwrap();
-        repl.exp_eof().unwrap();
+        exit_at_prompt(&mut repl, "[5]> ");
     }
+}
+
+/// Waits for `prompt`, then exits with Ctrl-D. The prompt is drawn only once rustyline has put
+/// the terminal in raw mode; a Ctrl-D sent before that reaches the line discipline in canonical
+/// mode, which turns it into a NUL byte that rustyline then ignores, and the REPL never exits.
+fn exit_at_prompt(session: &mut PtySession, prompt: &str) {
+    session.exp_string(prompt).expect("the prompt before Ctrl-D");
+    session.send_control('d').unwrap();
+    session.exp_eof().unwrap();
 }
 
 /// Types `keys` one at a time, as a person does: rustyline handles a key per read, so a burst
