@@ -9,6 +9,11 @@ use weft_ide::{Code, Diagnostic, Severity, TextRange, TextSize};
 pub struct LineMap {
     text: std::sync::Arc<str>,
     starts: Vec<u32>,
+    /// Each character outside ASCII: its byte offset, and the UTF-8 bytes it takes beyond its
+    /// UTF-16 code units, summed over it and every such character before it. A position is
+    /// then a binary search away, however long its line (a semantic token per character of a
+    /// 100,000-token line stays linear).
+    wide: Vec<(u32, u32)>,
 }
 
 impl LineMap {
@@ -21,7 +26,19 @@ impl LineMap {
                 starts.push(i as u32 + 1);
             }
         }
-        LineMap { text: text.into(), starts }
+        let mut wide = Vec::new();
+        let mut extra = 0;
+        for (i, c) in text.char_indices().filter(|(_, c)| !c.is_ascii()) {
+            extra += (c.len_utf8() - c.len_utf16()) as u32;
+            wide.push((i as u32, extra));
+        }
+        LineMap { text: text.into(), starts, wide }
+    }
+
+    /// Extra UTF-8 bytes of the characters that start before byte `offset`.
+    fn extra_before(&self, offset: usize) -> u32 {
+        let k = self.wide.partition_point(|&(at, _)| (at as usize) < offset);
+        if k == 0 { 0 } else { self.wide[k - 1].1 }
     }
 
     pub fn position(&self, offset: TextSize) -> lsp::Position {
@@ -32,7 +49,7 @@ impl LineMap {
         while !self.text.is_char_boundary(end) {
             end -= 1;
         }
-        let character = self.text[start..end].encode_utf16().count() as u32;
+        let character = (end - start) as u32 - (self.extra_before(end) - self.extra_before(start));
         lsp::Position { line: line as u32, character }
     }
 
@@ -90,15 +107,6 @@ impl LineMap {
     }
 }
 
-/// The docs a diagnostic's code links to.
-fn code_link(code: Code) -> Option<lsp::CodeDescription> {
-    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/language.md");
-    let path = std::path::Path::new(docs).canonicalize().ok()?;
-    let href = format!("file://{}#diagnostics", path.display()).parse().ok()?;
-    let _ = code;
-    Some(lsp::CodeDescription { href })
-}
-
 pub fn diagnostic(d: &Diagnostic, map: &LineMap, uri: &lsp::Uri) -> lsp::Diagnostic {
     let mut message = d.message.clone();
     for note in &d.notes {
@@ -126,7 +134,9 @@ pub fn diagnostic(d: &Diagnostic, map: &LineMap, uri: &lsp::Uri) -> lsp::Diagnos
             Severity::Warning => lsp::DiagnosticSeverity::WARNING,
         }),
         code: Some(lsp::NumberOrString::String(d.code.as_str().to_string())),
-        code_description: code_link(d.code),
+        // No link: the docs are not hosted anywhere every user can reach, and a path on the
+        // machine that built the server works for nobody else.
+        code_description: None,
         source: Some("weft".into()),
         message,
         related_information: (!related.is_empty()).then_some(related),
@@ -150,6 +160,21 @@ pub const TOKEN_MODIFIERS: &[lsp::SemanticTokenModifier] =
     &[lsp::SemanticTokenModifier::DECLARATION, lsp::SemanticTokenModifier::DEFAULT_LIBRARY];
 
 /// Semantic tokens in the protocol's relative encoding; a token spanning lines is split.
+/// A function's kernel lens: `7 kernels · view fusion`, with the count per instance when
+/// several instances run them (`quicksort[f32]^: 4, quicksort[i32]^: 3`); the top level's
+/// says so.
+pub fn kernel_lens_title(f: &weft_ide::FunctionKernels) -> String {
+    let plural = if f.kernels == 1 { "" } else { "s" };
+    let whose = if f.function == weft_ide::TOP_LEVEL { "top level: " } else { "" };
+    let mut title = format!("{whose}{} kernel{plural}", f.kernels);
+    if f.instances.len() > 1 {
+        let parts: Vec<String> = f.instances.iter().map(|(name, n)| format!("{name}: {n}")).collect();
+        title.push_str(&format!(" ({})", parts.join(", ")));
+    }
+    title.push_str(" · view fusion");
+    title
+}
+
 pub fn semantic_tokens(tokens: &[weft_ide::SemanticToken], map: &LineMap) -> Vec<lsp::SemanticToken> {
     use weft_ide::TokenKind::*;
     let mut out = Vec::with_capacity(tokens.len());

@@ -33,22 +33,37 @@ use weft_ide::{self as ide, Analysis, AnalysisHost, Db, FusionPlan, InlayOptions
 
 pub use convert::LineMap;
 
+/// The stack of every thread the server runs requests on. The compiler's own deep walks grow
+/// their stacks as they go (`weft_core::ensure_stack`), but what surrounds them does not: the
+/// comparisons and drops of deep trees, and the serialisation of answers. A chain of 100,000
+/// terms, an `elif` chain of thousands of branches and the parser's deepest nesting all fit in
+/// this, with room to spare; the memory is reserved, and only what a request touches is used.
+const STACK_BYTES: usize = 256 << 20;
+
 /// Runs the server on stdin and stdout until the client says `exit` or goes away.
 pub fn serve_stdio() -> std::process::ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_stack_size(STACK_BYTES)
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("error: cannot start the language server: {error}");
             return std::process::ExitCode::FAILURE;
         }
     };
-    runtime.block_on(async {
+    let shut_down = runtime.block_on(async {
         let (service, socket) = service();
+        let shut_down = service.inner().shut_down.clone();
         Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+        shut_down.load(std::sync::atomic::Ordering::SeqCst)
     });
     // Blocking queries still running for a client that is gone are abandoned.
     runtime.shutdown_background();
-    std::process::ExitCode::SUCCESS
+    // The protocol: 0 after a `shutdown` request, 1 for an `exit` (or a client gone) without one.
+    if shut_down { std::process::ExitCode::SUCCESS } else { std::process::ExitCode::FAILURE }
 }
 
 /// The service, with Weft's custom requests.
@@ -86,6 +101,8 @@ pub struct Backend {
     /// Set by `WEFT_LSP_TEST_PANIC_ON_HOVER`: every hover panics inside its query, so that the
     /// end-to-end tests can check a failing request leaves the server working.
     panic_on_hover: bool,
+    /// Whether the client sent `shutdown`, which decides the exit status.
+    shut_down: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What a query gets: a snapshot of the database, the document and its line map.
@@ -138,7 +155,7 @@ pub struct WgslParams {
 impl Backend {
     fn new(client: Client) -> Backend {
         let panic_on_hover = std::env::var_os("WEFT_LSP_TEST_PANIC_ON_HOVER").is_some();
-        Backend { client, state: Arc::default(), panic_on_hover }
+        Backend { client, state: Arc::default(), panic_on_hover, shut_down: Arc::default() }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -298,6 +315,7 @@ impl Backend {
                     .map(|k| {
                         serde_json::json!({
                             "function": k.function,
+                            "instance": k.instance,
                             "name": k.name,
                             "range": s.map.range(k.span),
                             "wgsl": k.wgsl,
@@ -384,6 +402,7 @@ impl LanguageServer for Backend {
     }
 
     async fn shutdown(&self) -> Result<()> {
+        self.shut_down.store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
 
@@ -614,10 +633,8 @@ impl LanguageServer for Backend {
                 .map(|h| InlayHint {
                     position: s.map.position(h.offset),
                     label: InlayHintLabel::String(h.label),
-                    kind: Some(match h.kind {
-                        ide::InlayKind::Kernel => InlayHintKind::PARAMETER,
-                        _ => InlayHintKind::TYPE,
-                    }),
+                    // A kernel is neither a type nor a parameter, the protocol's two kinds.
+                    kind: (h.kind != ide::InlayKind::Kernel).then_some(InlayHintKind::TYPE),
                     text_edits: None,
                     tooltip: Some(InlayHintTooltip::String(h.tooltip)),
                     padding_left: Some(h.kind == ide::InlayKind::Kernel),
@@ -632,25 +649,19 @@ impl LanguageServer for Backend {
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         self.query(&params.text_document.uri, |s, db| {
             let Some(plan) = s.plan(db) else { return Vec::new() };
-            ide::document_symbols(db, s.file)
-                .iter()
-                .filter(|sym| sym.kind == ide::SymbolKind::Function)
-                .map(|sym| {
-                    let kernels = plan.kernels.iter().filter(|k| k.function == sym.name).count();
-                    let title =
-                        format!("{kernels} kernel{} · view fusion", if kernels == 1 { "" } else { "s" });
-                    CodeLens {
-                        range: s.map.range(sym.selection),
-                        command: Some(Command {
-                            title,
-                            command: "weft.showFusion".into(),
-                            arguments: Some(vec![
-                                serde_json::json!(s.uri.as_str()),
-                                serde_json::json!(sym.name),
-                            ]),
-                        }),
-                        data: None,
-                    }
+            ide::function_kernels(db, s.file, plan)
+                .into_iter()
+                .map(|f| CodeLens {
+                    range: s.map.range(f.range),
+                    command: Some(Command {
+                        title: convert::kernel_lens_title(&f),
+                        command: "weft.showFusion".into(),
+                        arguments: Some(vec![
+                            serde_json::json!(s.uri.as_str()),
+                            serde_json::json!(f.function),
+                        ]),
+                    }),
+                    data: None,
                 })
                 .collect()
         })

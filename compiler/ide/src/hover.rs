@@ -105,15 +105,19 @@ fn kernel_note(plan: &FusionPlan, text: &str, offset: TextSize) -> Option<String
     let (kernel, op) = kernel_at(plan, offset)?;
     let lines = LineIndex::new(text);
     let mut out = format!(
-        "**kernel `{}`** ({}): `{}` runs {}, over {}.",
-        kernel.name, kernel.pattern, op.op, kernel.schedule, kernel.launch
+        "**kernel `{}`** ({}): {} runs {}, over {}.",
+        kernel.name,
+        kernel.pattern,
+        super::op_excerpt(text, op),
+        kernel.schedule,
+        super::kernels::without_ir_numbers(&kernel.launch)
     );
     let others: Vec<&PlanOp> = kernel.ops.iter().filter(|o| *o != op).collect();
     if !others.is_empty() {
         out.push_str("\n\nFused with:");
         for other in others {
             let at = lines.line_col(other.start.into());
-            let _ = write!(out, "\n- `{}` at line {}", other.op, at.line + 1);
+            let _ = write!(out, "\n- {} at line {}", super::op_excerpt(text, other), at.line + 1);
         }
     }
     let schedule = plan.schedules.iter().find(|s| s.start <= u32::from(offset) && u32::from(offset) < s.end);

@@ -3,7 +3,9 @@
 
 use rowan::{TextRange, TextSize};
 
-use super::Owner;
+use std::collections::BTreeMap;
+
+use super::{Owner, kernels};
 use weft_analysis::db::{Db, SourceFile};
 use weft_analysis::items::file_functions;
 use weft_flat::fuse::plan::FusionPlan;
@@ -14,7 +16,7 @@ pub enum InlayKind {
     Type,
     /// `: [f32; len(xs)]` after a binding of a sequence.
     Shape,
-    /// `⟨k3⟩` after a parallel operation.
+    /// `⟨k3⟩` after a parallel operation, `⟨k3, k4⟩` when it became several kernels.
     Kernel,
 }
 
@@ -23,7 +25,7 @@ pub struct InlayHint {
     pub offset: TextSize,
     pub kind: InlayKind,
     pub label: String,
-    /// For a kernel hint, the kernel's name; for a binding, its name.
+    /// For a kernel hint, each op in it with its kernel (a line each); for a binding, its name.
     pub tooltip: String,
 }
 
@@ -59,7 +61,7 @@ pub fn inlay_hints(
         }
     }
     if let Some(plan) = plan.filter(|_| options.kernels) {
-        kernel_hints(plan, range, &mut hints);
+        kernel_hints(plan, file.text(db), range, &mut hints);
     }
     hints.sort_by_key(|h| h.offset);
     hints
@@ -131,22 +133,30 @@ fn annotated_names(db: &dyn Db, file: SourceFile) -> Vec<TextRange> {
         .collect()
 }
 
-fn kernel_hints(plan: &FusionPlan, range: TextRange, out: &mut Vec<InlayHint>) {
-    let mut seen = Vec::new();
+/// One hint per expression that became kernels, at its end (`kernels::hint_anchor`): the
+/// kernels' numbers, and a tooltip naming each op in them by its source text.
+fn kernel_hints(plan: &FusionPlan, text: &str, range: TextRange, out: &mut Vec<InlayHint>) {
+    let mut at: BTreeMap<TextSize, (Vec<&str>, Vec<String>)> = BTreeMap::new();
     for kernel in &plan.kernels {
         let short = kernel.name.split('_').next().unwrap_or(&kernel.name);
-        for op in &kernel.ops {
-            let end = TextSize::from(op.end);
-            if !range.contains_inclusive(end) || seen.contains(&(op.end, short)) {
+        for op in kernel.ops.iter().filter(|op| op.end > op.start) {
+            let anchor = kernels::hint_anchor(text, op);
+            if !range.contains_inclusive(anchor) {
                 continue;
             }
-            seen.push((op.end, short));
-            out.push(InlayHint {
-                offset: end,
-                kind: InlayKind::Kernel,
-                label: format!("⟨{short}⟩"),
-                tooltip: format!("{} ({}): {}", kernel.name, kernel.pattern, kernel.schedule),
-            });
+            let (names, lines) = at.entry(anchor).or_default();
+            if !names.contains(&short) {
+                names.push(short);
+            }
+            lines.push(format!("{} ({}): {}", kernel.name, kernel.pattern, kernels::op_excerpt(text, op)));
         }
+    }
+    for (offset, (names, lines)) in at {
+        out.push(InlayHint {
+            offset,
+            kind: InlayKind::Kernel,
+            label: format!("⟨{}⟩", names.join(", ")),
+            tooltip: lines.join("\n"),
+        });
     }
 }

@@ -11,6 +11,7 @@ mod completion;
 pub mod format;
 mod hover;
 mod inlay;
+mod kernels;
 mod navigation;
 mod outline;
 
@@ -29,6 +30,7 @@ use weft_syntax::{SyntaxKind, SyntaxToken, identifier_key};
 pub use completion::{Completion, CompletionKind, SignatureHelp, completions, signature_help};
 pub use hover::{Hover, hover};
 pub use inlay::{InlayHint, InlayKind, InlayOptions, inlay_hints};
+pub use kernels::{FunctionKernels, KernelSource, TOP_LEVEL, function_kernels, kernel_sources, op_excerpt};
 pub use navigation::{Edit, definition, highlights, prepare_rename, references, rename};
 pub use outline::{
     SemanticToken, Symbol, SymbolKind, TokenKind, document_symbols, folding_ranges, selection_ranges,
@@ -41,34 +43,6 @@ pub use outline::{
 /// the file does not compile.
 pub fn fusion_plan(db: &dyn Db, file: SourceFile) -> Option<&FusionPlan> {
     pipeline::fusion_plan(db, file, pipeline::Options::portable_gpu()).ok()
-}
-
-/// One kernel of the plan as WGSL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KernelSource {
-    pub function: String,
-    pub name: String,
-    pub span: TextRange,
-    pub wgsl: String,
-}
-
-/// The WGSL kernels of the program the plan describes, those of `function` only when given.
-/// A second request on unchanged text is a cache hit: it runs no pass.
-pub fn kernel_sources(
-    db: &dyn Db,
-    file: SourceFile,
-    function: Option<&str>,
-) -> Result<Vec<KernelSource>, Vec<Diagnostic>> {
-    Ok(pipeline::kernels(db, file, pipeline::Options::portable_gpu())?
-        .iter()
-        .filter(|k| function.is_none_or(|f| f == k.function))
-        .map(|k| KernelSource {
-            function: k.function.clone(),
-            name: k.kernel.name.clone(),
-            span: k.span,
-            wgsl: k.kernel.source.clone(),
-        })
-        .collect())
 }
 
 /// Every diagnostic of the file, in source order: what `weft check` prints.

@@ -100,7 +100,7 @@ fn def_symbol(node: &SyntaxNode, base: TextSize) -> Option<Symbol> {
         name: name.text(),
         kind: SymbolKind::Function,
         detail: None,
-        range: node.text_range() + base,
+        range: trimmed(node) + base,
         selection: name.syntax().text_range() + base,
         children,
     })
@@ -126,31 +126,50 @@ pub fn folding_ranges(db: &dyn Db, file: SourceFile) -> Vec<TextRange> {
                     | TUPLE_EXPR
             )
         })
-        .map(|n| trimmed(&n, text))
+        .map(|n| trimmed(&n))
         .filter(|r| text[std::ops::Range::<usize>::from(*r)].contains('\n'))
         .collect()
 }
 
-/// A node's range without its trailing whitespace and newlines.
-fn trimmed(node: &SyntaxNode, text: &str) -> TextRange {
+/// A node's range up to the end of its last token of code: without the trailing whitespace,
+/// newlines and comments the parser leaves in a block (a comment before the next `def`
+/// belongs to that `def`, not to the block above it).
+fn trimmed(node: &SyntaxNode) -> TextRange {
     let range = node.text_range();
-    let slice = &text[std::ops::Range::<usize>::from(range)];
-    TextRange::at(range.start(), TextSize::of(slice.trim_end()))
+    let mut token = node.last_token();
+    while let Some(t) = token.as_ref().filter(|t| {
+        t.text_range().start() > range.start()
+            && (t.kind().is_trivia() || matches!(t.kind(), NEWLINE | INDENT | DEDENT))
+    }) {
+        token = t.prev_token();
+    }
+    let end = token.map_or(range.end(), |t| t.text_range().end().clamp(range.start(), range.end()));
+    TextRange::new(range.start(), end)
 }
 
-/// The ranges around `offset`, innermost first: the word, then each enclosing node.
+/// Selection ranges kept around one position: the innermost ones, then the whole file. Deeper
+/// chains (a sum of 100,000 terms nests that deep) help nobody, and a client's JSON parser
+/// may refuse them: serde_json, for one, stops at 128 levels.
+pub const MAX_SELECTION_RANGES: usize = 100;
+
+/// The ranges around `offset`, innermost first: the word, then each enclosing node, at most
+/// `MAX_SELECTION_RANGES` of them (the outermost always among them).
 pub fn selection_ranges(db: &dyn Db, file: SourceFile, offset: TextSize) -> Vec<TextRange> {
     let root = parsed_file(db, file).syntax();
-    let text = file.text(db);
     let Some(token) = root.token_at_offset(offset.min(root.text_range().end())).right_biased() else {
         return Vec::new();
     };
     let mut out = vec![token.text_range()];
     for node in token.parent_ancestors() {
-        let range = trimmed(&node, text);
+        let range = trimmed(&node);
         if out.last().is_some_and(|last| range.contains_range(*last) && range != *last) {
             out.push(range);
         }
+    }
+    if out.len() > MAX_SELECTION_RANGES {
+        let outermost = out[out.len() - 1];
+        out.truncate(MAX_SELECTION_RANGES - 1);
+        out.push(outermost);
     }
     out
 }

@@ -149,6 +149,26 @@ fn symbols_folding_selection_and_tokens() {
     assert_eq!(kind_of(range("dot", 1)), Some(TokenKind::Function));
 }
 
+/// A function's symbol and folding range end at its last line of code: the comment above the
+/// next `def`, which the parser leaves inside the block, is not part of it.
+#[test]
+fn a_function_ends_at_its_last_line_of_code() {
+    let db = Database::default();
+    let text = "def f(x):\n    y = x + 1\n    return y\n\n# g doubles\ndef g(x):\n    return 2 * x\n";
+    let f = file(&db, text);
+    let end = TextSize::from(text.find("return y").unwrap() as u32 + 8);
+    let symbols = document_symbols(&db, f);
+    assert_eq!(symbols[0].range.end(), end, "{symbols:?}");
+    assert!(folding_ranges(&db, f).iter().any(|r| *r == TextRange::new(0.into(), end)));
+    // Past `MAX_SELECTION_RANGES` enclosing nodes, the innermost are kept, then the file.
+    let chain = format!("x = 1{}\n", " + 1".repeat(300));
+    let long = file(&db, &chain);
+    let ranges = selection_ranges(&db, long, TextSize::from(4));
+    assert_eq!(ranges.len(), outline::MAX_SELECTION_RANGES);
+    assert!(ranges.windows(2).all(|w| w[1].contains_range(w[0]) && w[1] != w[0]));
+    assert_eq!(ranges.last().map(|r| r.start()), Some(0.into()));
+}
+
 #[test]
 fn every_feature_survives_every_offset_of_broken_text() {
     let db = Database::default();

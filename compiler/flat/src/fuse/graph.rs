@@ -111,8 +111,9 @@ pub struct Region<'a> {
     pub nodes: Vec<Node>,
     /// `preds[j]`: the statements `j` depends on directly (dataflow, or the order of effects).
     pub preds: Vec<Vec<usize>>,
-    /// `reach[i][j]`: a path of dependencies leads from `i` to `j`.
-    pub reach: Vec<Vec<bool>>,
+    /// Each statement's ancestors among the maps and reductions (`reachability`), which is
+    /// all that sibling pairs ask of it; `reaches` reads it.
+    ancestors: Ancestors,
     pub pairs: Vec<Pair>,
     /// `(a, b)` of every candidate pair, for lookups.
     pub paired: std::collections::HashSet<(usize, usize)>,
@@ -137,7 +138,7 @@ impl<'a> Region<'a> {
             })
             .collect();
         let preds = dependencies(&nodes);
-        let reach = reachability(&preds);
+        let ancestors = reachability(&preds, &nodes.iter().map(sibling_kind).collect::<Vec<_>>());
         let mut class_of = HashMap::new();
         let mut namer: HashMap<usize, VarId> = HashMap::new();
         let mut vars: Vec<VarId> = classes.of_var.keys().copied().collect();
@@ -154,7 +155,7 @@ impl<'a> Region<'a> {
             block,
             nodes,
             preds,
-            reach,
+            ancestors,
             pairs: Vec::new(),
             paired: Default::default(),
             blocked: Vec::new(),
@@ -166,51 +167,87 @@ impl<'a> Region<'a> {
     }
 
     /// Candidate pairs (same index space, compatible kinds) and blocked dataflow edges.
+    ///
+    /// Only the statements that can pair with `b` at all are visited: those that define what
+    /// it reads, those it depends on, and those that read a vector it reads. A long chain of
+    /// scalar statements thus costs its length, not its square.
     fn find_pairs(&mut self) {
         let n = self.nodes.len();
+        let mut definers: HashMap<VarId, Vec<usize>> = HashMap::new();
+        let mut vector_readers: HashMap<VarId, Vec<usize>> = HashMap::new();
+        let mut candidates: Vec<usize> = Vec::new();
         for b in 0..n {
-            for a in 0..b {
-                let (na, nb) = (&self.nodes[a], &self.nodes[b]);
-                let passed: u32 =
-                    na.defs.iter().filter(|d| nb.reads.contains(d)).map(|&d| self.words(d)).sum();
-                let vector_flow = passed > 0 && na.defs.iter().any(|&d| self.f.ty(d).is_vector());
-                if passed > 0 {
-                    let gathered = nb.gathers.is_some_and(|g| na.defs.contains(&g));
-                    let blocker =
-                        if gathered && na.fusable() { Some(Blocker::RandomAccess) } else { blocker(na, nb) };
-                    if let Some(blocker) = blocker {
-                        if na.role != Role::Host && nb.role != Role::Host && (vector_flow || na.fusable()) {
-                            self.blocked.push((a, b, blocker));
-                        }
-                        continue;
-                    }
-                    self.pairs.push(Pair { a, b, vertical: true, shared: passed });
-                    continue;
+            candidates.clear();
+            candidates.extend(self.preds[b].iter().copied());
+            for v in &self.nodes[b].reads {
+                candidates.extend(definers.get(v).into_iter().flatten().copied());
+                if self.f.ty(*v).is_vector() {
+                    candidates.extend(vector_readers.get(v).into_iter().flatten().copied());
                 }
-                let siblings = |n: &Node| matches!(n.role, Role::Map | Role::Reduce);
-                let both = siblings(na) && siblings(nb) && na.class == nb.class;
-                // An effect (a check) and what follows it: one kernel keeps their order, since
-                // its ops run in program order per element and a failure is explained by running
-                // them in order.
-                let ordered = na.fusable() && nb.fusable() && na.class == nb.class;
-                if ordered && na.effect && self.preds[b].contains(&a) {
-                    self.pairs.push(Pair { a, b, vertical: true, shared: 0 });
-                    continue;
-                }
-                if !both || self.reach[a][b] {
-                    continue;
-                }
-                let common: u32 = na
-                    .reads
-                    .iter()
-                    .filter(|v| self.f.ty(**v).is_vector() && nb.reads.contains(v))
-                    .map(|&v| self.words(v))
-                    .sum();
-                if common > 0 {
-                    self.pairs.push(Pair { a, b, vertical: false, shared: common });
+            }
+            candidates.sort_unstable();
+            candidates.dedup();
+            for &a in &candidates {
+                self.consider_pair(a, b);
+            }
+            let node = &self.nodes[b];
+            for &d in &node.defs {
+                definers.entry(d).or_default().push(b);
+            }
+            for &v in node.reads.iter().filter(|v| self.f.ty(**v).is_vector()) {
+                let readers = vector_readers.entry(v).or_default();
+                if readers.last() != Some(&b) {
+                    readers.push(b);
                 }
             }
         }
+    }
+
+    /// Statements `a` and `b` (`a` first): a candidate pair, a blocked dataflow edge, or
+    /// nothing.
+    fn consider_pair(&mut self, a: usize, b: usize) {
+        let (na, nb) = (&self.nodes[a], &self.nodes[b]);
+        let passed: u32 = na.defs.iter().filter(|d| nb.reads.contains(d)).map(|&d| self.words(d)).sum();
+        let vector_flow = passed > 0 && na.defs.iter().any(|&d| self.f.ty(d).is_vector());
+        if passed > 0 {
+            let gathered = nb.gathers.is_some_and(|g| na.defs.contains(&g));
+            let blocker =
+                if gathered && na.fusable() { Some(Blocker::RandomAccess) } else { blocker(na, nb) };
+            if let Some(blocker) = blocker {
+                if na.role != Role::Host && nb.role != Role::Host && (vector_flow || na.fusable()) {
+                    self.blocked.push((a, b, blocker));
+                }
+                return;
+            }
+            self.pairs.push(Pair { a, b, vertical: true, shared: passed });
+            return;
+        }
+        let both = sibling_kind(na) && sibling_kind(nb) && na.class == nb.class;
+        // An effect (a check) and what follows it: one kernel keeps their order, since its ops
+        // run in program order per element and a failure is explained by running them in order.
+        let ordered = na.fusable() && nb.fusable() && na.class == nb.class;
+        if ordered && na.effect && self.preds[b].contains(&a) {
+            self.pairs.push(Pair { a, b, vertical: true, shared: 0 });
+            return;
+        }
+        if !both || self.reaches(a, b) {
+            return;
+        }
+        let common: u32 = na
+            .reads
+            .iter()
+            .filter(|v| self.f.ty(**v).is_vector() && nb.reads.contains(v))
+            .map(|&v| self.words(v))
+            .sum();
+        if common > 0 {
+            self.pairs.push(Pair { a, b, vertical: false, shared: common });
+        }
+    }
+
+    /// Whether a path of dependencies leads from statement `i`, a map or a reduction, to `j`.
+    fn reaches(&self, i: usize, j: usize) -> bool {
+        let k = self.ancestors.index[i];
+        k != usize::MAX && self.ancestors.sets[j][k / 64] & (1 << (k % 64)) != 0
     }
 
     /// 32-bit words per element of `v`: what a traversal of it moves.
@@ -224,13 +261,28 @@ impl<'a> Region<'a> {
         format!("len({})", super::var_label(self.f, named))
     }
 
-    /// Reachability between statements when each cluster runs as one kernel (a statement
-    /// reaches the others of its own kernel only through outside work), or `None` when the
-    /// kernels depend on each other in a cycle and no schedule runs them.
-    pub fn reach_between(&self, clusters: &super::solve::Clusters) -> Option<Vec<Vec<bool>>> {
-        let n = self.nodes.len();
-        let (unit, succs, order) = self.kernel_order(clusters)?;
-        let mut unit_reach = vec![vec![false; n]; n];
+    /// Reachability between the statements around `nodes` when each cluster runs as one kernel
+    /// (a statement reaches the others of its own kernel only through outside work), or `None`
+    /// when the kernels there depend on each other in a cycle. Only the window of statements
+    /// that paths between `nodes` can pass through is computed (`window`), so a component's
+    /// cost depends on its own size, not the region's.
+    pub fn reach_between(&self, clusters: &super::solve::Clusters, nodes: &[usize]) -> Option<WindowReach> {
+        let lo = *nodes.iter().min()?;
+        let hi = *nodes.iter().max()?;
+        let (unit, lo, hi) = self.window(clusters, lo, hi);
+        let w = hi - lo + 1;
+        // Units inside the window, by their root's position in it.
+        let at = |i: usize| unit[i] - lo;
+        let mut succs: Vec<Vec<usize>> = vec![Vec::new(); w];
+        for j in lo..=hi {
+            for &i in self.preds[j].iter().filter(|&&i| i >= lo) {
+                if unit[i] != unit[j] && !succs[at(i)].contains(&at(j)) {
+                    succs[at(i)].push(at(j));
+                }
+            }
+        }
+        let order = topological(&succs)?;
+        let mut unit_reach = vec![vec![false; w]; w];
         for &u in order.iter().rev() {
             for &s in &succs[u] {
                 unit_reach[u][s] = true;
@@ -240,7 +292,48 @@ impl<'a> Region<'a> {
                 }
             }
         }
-        Some((0..n).map(|i| (0..n).map(|j| unit_reach[unit[i]][unit[j]]).collect()).collect())
+        let reach = (lo..=hi).map(|i| (lo..=hi).map(|j| unit_reach[at(i)][at(j)]).collect()).collect();
+        Some(WindowReach { lo, reach })
+    }
+
+    /// Whether the kernels around statements `a` and `b` (their clusters as `clusters` has
+    /// them) still form a schedule: no cycle between kernels in the window that paths between
+    /// them can pass through.
+    pub fn acyclic_around(&self, clusters: &super::solve::Clusters, a: usize, b: usize) -> bool {
+        self.reach_between(clusters, &[a, b]).is_some()
+    }
+
+    /// Each statement's kernel (as in `kernel_order`), and the window `lo..=hi` widened until no
+    /// kernel inside it has a statement outside it. Dependencies point only forward in program
+    /// order, so a path that leaves the window could come back only through a kernel that
+    /// straddles its ends; once none does, every path between statements in the window stays
+    /// in it.
+    fn window(
+        &self,
+        clusters: &super::solve::Clusters,
+        mut lo: usize,
+        mut hi: usize,
+    ) -> (Vec<usize>, usize, usize) {
+        let n = self.nodes.len();
+        let unit: Vec<usize> =
+            (0..n).map(|i| if self.nodes[i].fusable() { clusters.find(i) } else { i }).collect();
+        let mut span: HashMap<usize, (usize, usize)> = HashMap::new();
+        for (i, &u) in unit.iter().enumerate() {
+            let entry = span.entry(u).or_insert((i, i));
+            entry.1 = i;
+        }
+        loop {
+            let (mut l, mut h) = (lo, hi);
+            for &u in &unit[lo..=hi] {
+                let (first, last) = span[&u];
+                l = l.min(first);
+                h = h.max(last);
+            }
+            if (l, h) == (lo, hi) {
+                return (unit, lo, hi);
+            }
+            (lo, hi) = (l, h);
+        }
     }
 
     /// Each statement's kernel (its cluster's root, or itself), the kernels' successors, and a
@@ -402,21 +495,83 @@ fn dependencies(nodes: &[Node]) -> Vec<Vec<usize>> {
     preds
 }
 
-fn reachability(preds: &[Vec<usize>]) -> Vec<Vec<bool>> {
-    let n = preds.len();
-    let mut reach = vec![vec![false; n]; n];
-    // Statements only depend on earlier ones, so one pass in order closes the relation.
-    for j in 0..n {
-        for &i in &preds[j] {
-            reach[i][j] = true;
-            for row in reach.iter_mut().take(i) {
-                if row[i] {
-                    row[j] = true;
-                }
+/// Reachability between the statements of one window (`Region::reach_between`).
+pub struct WindowReach {
+    lo: usize,
+    reach: Vec<Vec<bool>>,
+}
+
+impl WindowReach {
+    /// Whether a path of dependencies between kernels leads from statement `i` to `j`; false
+    /// for statements outside the window, which no such path passes through.
+    pub fn reaches(&self, i: usize, j: usize) -> bool {
+        let (Some(i), Some(j)) = (i.checked_sub(self.lo), j.checked_sub(self.lo)) else { return false };
+        self.reach.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false)
+    }
+
+    /// The statements of the window.
+    pub fn statements(&self) -> std::ops::Range<usize> {
+        self.lo..self.lo + self.reach.len()
+    }
+}
+
+/// A topological order of a graph given by its successors, or `None` when it has a cycle.
+fn topological(succs: &[Vec<usize>]) -> Option<Vec<usize>> {
+    let mut waiting = vec![0usize; succs.len()];
+    for s in succs.iter().flatten() {
+        waiting[*s] += 1;
+    }
+    let mut ready: Vec<usize> = (0..succs.len()).filter(|&u| waiting[u] == 0).collect();
+    let mut order = Vec::with_capacity(succs.len());
+    while let Some(u) = ready.pop() {
+        order.push(u);
+        for &s in &succs[u] {
+            waiting[s] -= 1;
+            if waiting[s] == 0 {
+                ready.push(s);
             }
         }
     }
-    reach
+    (order.len() == succs.len()).then_some(order)
+}
+
+/// Ancestors among the statements that can be siblings: `sets[j]` has bit `index[i]` when a
+/// path of dependencies leads from `i` to `j`; `index[i]` is `usize::MAX` for the others.
+struct Ancestors {
+    index: Vec<usize>,
+    sets: Vec<Vec<u64>>,
+}
+
+/// Each statement's ancestors among those `tracked`. Statements only depend on earlier ones, so
+/// one pass in order closes the relation, a word of 64 tracked statements at a time; tracking
+/// only maps and reductions keeps a long chain of scalar statements from costing its square.
+fn reachability(preds: &[Vec<usize>], tracked: &[bool]) -> Ancestors {
+    let mut index = vec![usize::MAX; preds.len()];
+    let mut count = 0;
+    for (i, _) in tracked.iter().enumerate().filter(|(_, t)| **t) {
+        index[i] = count;
+        count += 1;
+    }
+    let words = count.div_ceil(64);
+    let mut sets: Vec<Vec<u64>> = Vec::with_capacity(preds.len());
+    for p in preds {
+        let mut mine = vec![0u64; words];
+        for &i in p {
+            for (word, theirs) in mine.iter_mut().zip(&sets[i]) {
+                *word |= theirs;
+            }
+            if index[i] != usize::MAX {
+                mine[index[i] / 64] |= 1 << (index[i] % 64);
+            }
+        }
+        sets.push(mine);
+    }
+    Ancestors { index, sets }
+}
+
+/// Maps and reductions: the statements that can fuse as siblings, reading a common input.
+fn sibling_kind(node: &Node) -> bool {
+    matches!(node.role, Role::Map | Role::Reduce)
 }
 
 /// Length classes, by union-find over vector variables (and `iota`/`replicate` lengths).

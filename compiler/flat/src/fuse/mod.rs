@@ -79,8 +79,9 @@ pub fn fuse(program: &Program, options: Options) -> (Program, FusionPlan) {
 }
 
 /// `fuse`, calling `interrupt` before each region is planned: a caller that must give up (the
-/// language server, when a newer edit arrives) unwinds from it, so a large program's plan never
-/// holds up an edit for longer than one region's solve.
+/// language server, when a newer edit arrives) unwinds from it. The solvers call it too, before
+/// each component, round of cuts and greedy merge, so a large region's plan holds up an edit
+/// for no longer than one small solve.
 pub fn fuse_interruptibly(
     program: &Program,
     options: Options,
@@ -128,10 +129,10 @@ impl Fuser<'_> {
                 SolverReport { method: "none".into(), ..Default::default() },
             ),
             Strategy::Greedy => (
-                solve::greedy(&region, self.options.max_bindings),
+                solve::greedy(&region, self.options.max_bindings, self.interrupt),
                 SolverReport { method: "greedy".into(), ..Default::default() },
             ),
-            Strategy::Ilp => solve::ilp(&region, self.options.max_bindings),
+            Strategy::Ilp => solve::ilp(&region, self.options.max_bindings, self.interrupt),
         };
         let units = schedule(&region, &clusters);
         let mut names: BTreeMap<usize, String> = BTreeMap::new();
@@ -337,6 +338,7 @@ impl Fuser<'_> {
             add(*a, *b, code, blocker.describe(), self.plan);
         }
         for p in &region.pairs {
+            (self.interrupt)();
             if clusters.find(p.a) == clusters.find(p.b) {
                 continue;
             }

@@ -6,9 +6,11 @@
 //! convex (no path leaves the cluster and comes back, so one launch can run it), and within
 //! the storage-buffer bindings a kernel may have.
 
-use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, TerminationReason, Variable};
+use microlp::{
+    ComparisonOp, OptimizationDirection, Problem, SolveOptions, SolveOutcome, TerminationReason, Variable,
+};
 
-use super::graph::{Pair, Region, Role};
+use super::graph::{Pair, Region, Role, WindowReach};
 
 /// Branch-and-bound nodes the solves of one component may use, over all its rounds of cuts.
 /// The bound is on work, not on time, so the same program always gets the same plan.
@@ -130,7 +132,7 @@ pub fn merge_blocked(
         let code = if why.contains("storage buffers") { "bindings" } else { "dependency" };
         return Some((code, why));
     }
-    region.kernel_order(&merged).is_none().then(|| {
+    (!region.acyclic_around(&merged, a, b)).then(|| {
         let why =
             "fused, the kernel would need work outside it both before and after it (a cycle between kernels)";
         ("convexity", why.to_string())
@@ -138,12 +140,14 @@ pub fn merge_blocked(
 }
 
 /// Greedy top-down fusion ([BR12]): candidate pairs in program order, each merged when the
-/// merged cluster is legal.
-pub fn greedy(region: &Region, max_bindings: u32) -> Clusters {
+/// merged cluster is legal. `interrupt` is called before each pair is tried, so that a caller
+/// that must give up (the language server, on a newer edit) can unwind from it.
+pub fn greedy(region: &Region, max_bindings: u32, interrupt: &dyn Fn()) -> Clusters {
     let mut clusters = Clusters::singletons(region.nodes.len());
     let mut pairs = region.pairs.clone();
     pairs.sort_by_key(|p| (p.b, p.a));
     for p in pairs {
+        interrupt();
         if clusters.find(p.a) == clusters.find(p.b) {
             continue;
         }
@@ -156,12 +160,13 @@ pub fn greedy(region: &Region, max_bindings: u32) -> Clusters {
 
 /// Nessie's formulation (`docs/fusion.md` gives it in full), one connected component of
 /// candidate pairs at a time. Past the node bound, or after `CUT_ROUNDS` rounds of cuts, the
-/// greedy plan decides.
-pub fn ilp(region: &Region, max_bindings: u32) -> (Clusters, SolverReport) {
+/// greedy plan decides. `interrupt` is called before each component and each round of cuts.
+pub fn ilp(region: &Region, max_bindings: u32, interrupt: &dyn Fn()) -> (Clusters, SolverReport) {
     let start = std::time::Instant::now();
     let mut report = SolverReport { method: "ilp".into(), proved_optimal: Some(true), ..Default::default() };
     let mut clusters = Clusters::singletons(region.nodes.len());
     for component in components(region) {
+        interrupt();
         // One pair: fusing it is optimal exactly when it is legal, no solver needed.
         if let [p] = component.as_slice() {
             if merge_blocked(region, &clusters, p.a, p.b, max_bindings).is_none() {
@@ -169,7 +174,7 @@ pub fn ilp(region: &Region, max_bindings: u32) -> (Clusters, SolverReport) {
             }
             continue;
         }
-        match solve_component(region, &clusters, &component, max_bindings, &mut report) {
+        match solve_component(region, &clusters, &component, max_bindings, &mut report, interrupt) {
             Some(fused) => {
                 for p in fused {
                     clusters.union(p.a, p.b);
@@ -179,7 +184,7 @@ pub fn ilp(region: &Region, max_bindings: u32) -> (Clusters, SolverReport) {
                 report.method = "greedy (ilp past its bound)".into();
                 report.proved_optimal = Some(false);
                 report.micros = start.elapsed().as_micros() as u64;
-                return (greedy(region, max_bindings), report);
+                return (greedy(region, max_bindings, interrupt), report);
             }
         }
     }
@@ -207,24 +212,24 @@ fn solve_component(
     pairs: &[Pair],
     max_bindings: u32,
     report: &mut SolverReport,
+    interrupt: &dyn Fn(),
 ) -> Option<Vec<Pair>> {
     let mut nodes: Vec<usize> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
     nodes.sort_unstable();
     nodes.dedup();
     // Reachability with the kernels of earlier components in place, so that this one's
     // kernels cannot close a cycle through them.
-    let reach = region.reach_between(fixed)?;
+    let reach = region.reach_between(fixed, &nodes)?;
     let mut cuts: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
     // The node bound holds for the component as a whole, across the rounds of cuts.
     let mut nodes_left = NODE_LIMIT;
     for _ in 0..=CUT_ROUNDS {
+        interrupt();
         let Formulation { problem, f, variables, constraints } =
             formulate(region, &reach, &nodes, pairs, &cuts);
         report.variables += variables;
         report.constraints += constraints;
-        let mut options = SolveOptions::default();
-        options.node_limit = Some(nodes_left);
-        let outcome = problem.solve_with(options).ok()?;
+        let outcome = solve_interruptibly(problem, nodes_left, interrupt)?;
         let stats = outcome.stats();
         report.branch_nodes += stats.nodes_solved;
         nodes_left = nodes_left.saturating_sub(stats.nodes_solved.max(1));
@@ -266,6 +271,33 @@ fn solve_component(
     None
 }
 
+/// `problem` solved within `node_limit` branch-and-bound nodes, on a thread of its own, while
+/// this one calls `interrupt` every millisecond. One solve can take a second on a large
+/// region and microlp cannot be stopped inside it (pausing and resuming it changes its search),
+/// so a caller that must give up unwinds from `interrupt` at once and the abandoned solve
+/// finishes on its own, its outcome dropped. `None` when the solve fails.
+fn solve_interruptibly(problem: Problem, node_limit: u64, interrupt: &dyn Fn()) -> Option<SolveOutcome> {
+    use std::sync::mpsc::{RecvTimeoutError, channel};
+    let mut options = SolveOptions::default();
+    options.node_limit = Some(node_limit);
+    let (sender, receiver) = channel();
+    let solver = move || {
+        let _ = sender.send(problem.solve_with(options));
+    };
+    if std::thread::Builder::new().name("weft-ilp".into()).spawn(solver).is_err() {
+        // No thread to be had (the process is at its limit): the greedy plan decides.
+        return None;
+    }
+    loop {
+        match receiver.recv_timeout(std::time::Duration::from_millis(1)) {
+            Ok(outcome) => return outcome.ok(),
+            Err(RecvTimeoutError::Timeout) => interrupt(),
+            // The solver panicked (a bug in it): the greedy plan decides.
+            Err(RecvTimeoutError::Disconnected) => return None,
+        }
+    }
+}
+
 /// The ILP over `nodes` (the component's statements) and its candidate `pairs`; gives the
 /// problem and each pair's `f` variable (1: apart).
 ///
@@ -284,7 +316,7 @@ fn solve_component(
 /// traversals) `+ Σ c` (allocations), with `N` above any of the sums.
 fn formulate(
     region: &Region,
-    reach: &[Vec<bool>],
+    reach: &WindowReach,
     nodes: &[usize],
     pairs: &[Pair],
     cuts: &[(Vec<usize>, Vec<usize>)],
@@ -323,10 +355,12 @@ fn formulate(
         }
     }
     let members: Vec<bool> = (0..region.nodes.len()).map(|k| nodes.binary_search(&k).is_ok()).collect();
-    let outside = |i: usize, j: usize| (0..members.len()).any(|x| !members[x] && reach[i][x] && reach[x][j]);
+    let outside = |i: usize, j: usize| {
+        reach.statements().any(|x| !members[x] && reach.reaches(i, x) && reach.reaches(x, j))
+    };
     for (x, &i) in nodes.iter().enumerate() {
         for &j in &nodes[x + 1..] {
-            if !reach[i][j] {
+            if !reach.reaches(i, j) {
                 continue;
             }
             let paired = region.paired.contains(&(i, j));
