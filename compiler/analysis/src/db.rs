@@ -8,6 +8,7 @@
 //! `SourceFile::text`; queries only compute.
 
 use std::sync::{Arc, Mutex};
+use weft_flat::fuse::SolveCache;
 
 /// A Weft source: a file on disk, an editor buffer, a REPL input or a notebook cell.
 #[salsa::input(debug)]
@@ -49,16 +50,30 @@ pub const SESSION_INPUT: &str = "__session_input__";
 
 /// The trait queries take, so that front ends can wrap the database in their own types.
 #[salsa::db]
-pub trait Db: salsa::Database {}
+pub trait Db: salsa::Database {
+    /// Fusion's solved regions, kept across revisions (`weft_flat::fuse::SolveCache`).
+    fn solve_cache(&self) -> &SolveCache;
+}
 
 #[salsa::db]
-impl Db for Database {}
+impl Db for Database {
+    fn solve_cache(&self) -> &SolveCache {
+        &self.solves
+    }
+}
 
 /// The one database. Cheap to clone: clones share storage, as salsa snapshots do.
+///
+/// Besides salsa's storage it keeps one memo of its own, fusion's solved regions. Salsa keys a
+/// query by its inputs, and a region's inputs (its function's IR, its place in the file) change
+/// with any edit before it; the memo is keyed by the region's content, so the ILP runs only for
+/// the regions an edit changed. It is a cache of a pure function of its key, so reading it from
+/// a query keeps the query deterministic.
 #[salsa::db]
 #[derive(Clone, Default)]
 pub struct Database {
     storage: salsa::Storage<Self>,
+    solves: Arc<SolveCache>,
 }
 
 #[salsa::db]
@@ -88,7 +103,7 @@ impl Database {
                 entries.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
             }
         };
-        let db = Database { storage: salsa::Storage::new(Some(Box::new(callback))) };
+        let db = Database { storage: salsa::Storage::new(Some(Box::new(callback))), solves: Arc::default() };
         (db, log)
     }
 }

@@ -130,7 +130,7 @@ fn entry_query(
     }
     let flat = flatten::flatten_entry(program, func, options.flatten).map_err(|d| vec![d])?;
     let interrupt = || db.unwind_if_revision_cancelled();
-    let (program, plan) = fuse::fuse_interruptibly(&flat, options.fusion, &interrupt);
+    let (program, plan) = fuse::fuse_interruptibly(&flat, options.fusion, &interrupt, db.solve_cache());
     Ok(Fused { program, plan })
 }
 
@@ -149,7 +149,7 @@ fn flat_query(
 fn fused_query(db: &dyn Db, file: SourceFile, options: Options) -> Result<Fused, Vec<Diagnostic>> {
     let flat = flat_program(db, file, options.flatten)?;
     let interrupt = || db.unwind_if_revision_cancelled();
-    let (program, plan) = fuse::fuse_interruptibly(flat, options.fusion, &interrupt);
+    let (program, plan) = fuse::fuse_interruptibly(flat, options.fusion, &interrupt, db.solve_cache());
     Ok(Fused { program, plan })
 }
 

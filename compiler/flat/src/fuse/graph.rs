@@ -244,6 +244,61 @@ impl<'a> Region<'a> {
         }
     }
 
+    /// Everything the solvers read of this region (`SolveKey`).
+    pub fn solve_key(&self, options: super::Options) -> SolveKey {
+        let mut key = SolveKey::default();
+        let mut vars: HashMap<VarId, u32> = HashMap::new();
+        let mut classes: HashMap<usize, u32> = HashMap::new();
+        let mut var = |key: &mut SolveKey, v: VarId, region: &Region| {
+            let next = vars.len() as u32;
+            let id = *vars.entry(v).or_insert(next);
+            key.words.push(id);
+            if id == next {
+                // A variable's first appearance carries what the solvers ask of it.
+                let ty = region.f.ty(v);
+                key.words.extend([u32::from(ty.is_vector()), u32::from(region.is_param(v)), region.words(v)]);
+            }
+        };
+        key.words.extend([options.strategy as u32, options.max_bindings, self.nodes.len() as u32]);
+        for (node, preds) in self.nodes.iter().zip(&self.preds) {
+            let (role, name) = match &node.role {
+                Role::Map => (0, ""),
+                Role::Reduce => (1, ""),
+                Role::Scan => (2, ""),
+                Role::Alone(op) => (3, op.as_str()),
+                Role::Host => (4, ""),
+            };
+            key.words.push(role);
+            key.words.extend(name.chars().map(u32::from));
+            let class = node.class.map_or(u32::MAX, |c| {
+                let next = classes.len() as u32;
+                *classes.entry(c).or_insert(next)
+            });
+            let flags = [node.effect, node.guard, node.total, node.segmented];
+            key.words.push(class);
+            key.words.push(flags.iter().enumerate().map(|(i, &f)| u32::from(f) << i).sum());
+            for list in [&node.defs, &node.reads] {
+                key.words.push(list.len() as u32);
+                for &v in list {
+                    var(&mut key, v, self);
+                }
+            }
+            for v in [node.gathers, node.consumes] {
+                match v {
+                    Some(v) => var(&mut key, v, self),
+                    None => key.words.push(u32::MAX),
+                }
+            }
+            key.words.push(preds.len() as u32);
+            key.words.extend(preds.iter().map(|&p| p as u32));
+        }
+        key.words.push(self.block.results.len() as u32);
+        for &v in &self.block.results {
+            var(&mut key, v, self);
+        }
+        key
+    }
+
     /// Whether a path of dependencies leads from statement `i`, a map or a reduction, to `j`.
     fn reaches(&self, i: usize, j: usize) -> bool {
         let k = self.ancestors.index[i];
@@ -493,6 +548,16 @@ fn dependencies(nodes: &[Node]) -> Vec<Vec<usize>> {
         }
     }
     preds
+}
+
+/// Everything the solvers read of a region, its variables and length classes numbered in the
+/// order they appear: each statement's role, index space, flags, operands and dependencies,
+/// and of each variable whether it is a vector, travels as a parameter and how wide it is.
+/// Regions with equal keys get the same kernels from every strategy, so a solve is reused
+/// across edits that leave its region alone, wherever the region moved (`SolveCache`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct SolveKey {
+    words: Vec<u32>,
 }
 
 /// Reachability between the statements of one window (`Region::reach_between`).

@@ -75,7 +75,43 @@ impl Default for Options {
 /// The program with its chosen kernels as `Kernel` statements, and the plan that explains
 /// them.
 pub fn fuse(program: &Program, options: Options) -> (Program, FusionPlan) {
-    fuse_interruptibly(program, options, &|| {})
+    fuse_interruptibly(program, options, &|| {}, &SolveCache::default())
+}
+
+/// Solved regions by their `SolveKey`: a region an edit left alone is not solved again, even
+/// when the edit renumbered its variables or moved it in the file. The key holds everything
+/// the solvers read, so a hit is exactly the clusters a new solve would give. Plain data, for
+/// whoever keeps it across programs (the database does).
+#[derive(Default)]
+pub struct SolveCache {
+    solved: std::sync::Mutex<std::collections::HashMap<graph::SolveKey, (Clusters, SolverReport)>>,
+}
+
+/// Solved regions a `SolveCache` keeps before it starts again empty: the regions of a few
+/// versions of a 10,000-line file.
+const SOLVE_CACHE_ENTRIES: usize = 20_000;
+
+impl SolveCache {
+    fn get(&self, key: &graph::SolveKey) -> Option<(Clusters, SolverReport)> {
+        self.solved.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    fn put(&self, key: graph::SolveKey, solved: (Clusters, SolverReport)) {
+        let mut map = self.solved.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= SOLVE_CACHE_ENTRIES {
+            map.clear();
+        }
+        map.insert(key, solved);
+    }
+
+    /// Regions solved and kept.
+    pub fn len(&self) -> usize {
+        self.solved.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// `fuse`, calling `interrupt` before each region is planned: a caller that must give up (the
@@ -86,6 +122,7 @@ pub fn fuse_interruptibly(
     program: &Program,
     options: Options,
     interrupt: &dyn Fn(),
+    cache: &SolveCache,
 ) -> (Program, FusionPlan) {
     let mut plan = FusionPlan::new(options);
     let mut functions = Vec::with_capacity(program.functions.len());
@@ -100,7 +137,7 @@ pub fn fuse_interruptibly(
             &rewritten
         };
         let facts = graph::VarFacts::of(f);
-        let mut fuser = Fuser { f, options, facts: &facts, plan: &mut plan, interrupt };
+        let mut fuser = Fuser { f, options, facts: &facts, plan: &mut plan, interrupt, cache };
         let body = fuser.block(&f.body);
         functions.push(Function { body, ..f.clone() });
     }
@@ -117,23 +154,14 @@ struct Fuser<'a> {
     facts: &'a graph::VarFacts,
     plan: &'a mut FusionPlan,
     interrupt: &'a dyn Fn(),
+    cache: &'a SolveCache,
 }
 
 impl Fuser<'_> {
     fn block(&mut self, block: &Block) -> Block {
         (self.interrupt)();
         let region = Region::new(self.f, block, self.facts);
-        let (clusters, report) = match self.options.strategy {
-            Strategy::None => (
-                Clusters::singletons(block.stmts.len()),
-                SolverReport { method: "none".into(), ..Default::default() },
-            ),
-            Strategy::Greedy => (
-                solve::greedy(&region, self.options.max_bindings, self.interrupt),
-                SolverReport { method: "greedy".into(), ..Default::default() },
-            ),
-            Strategy::Ilp => solve::ilp(&region, self.options.max_bindings, self.interrupt),
-        };
+        let (clusters, report) = self.solve(&region);
         let units = schedule(&region, &clusters);
         let mut names: BTreeMap<usize, String> = BTreeMap::new();
         let mut stmts = Vec::with_capacity(units.len());
@@ -177,6 +205,28 @@ impl Fuser<'_> {
             });
         }
         Block { stmts, results: block.results.clone() }
+    }
+
+    /// The region's kernels, as the strategy chooses them, or as it chose them before for a
+    /// region with the same key.
+    fn solve(&self, region: &Region) -> (Clusters, SolverReport) {
+        let key = region.solve_key(self.options);
+        if let Some(solved) = self.cache.get(&key) {
+            return solved;
+        }
+        let solved = match self.options.strategy {
+            Strategy::None => (
+                Clusters::singletons(region.nodes.len()),
+                SolverReport { method: "none".into(), ..Default::default() },
+            ),
+            Strategy::Greedy => (
+                solve::greedy(region, self.options.max_bindings, self.interrupt),
+                SolverReport { method: "greedy".into(), ..Default::default() },
+            ),
+            Strategy::Ilp => solve::ilp(region, self.options.max_bindings, self.interrupt),
+        };
+        self.cache.put(key, solved.clone());
+        solved
     }
 
     /// A statement with its nested blocks fused.
