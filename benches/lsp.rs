@@ -3,9 +3,13 @@
 //! - start (spawn, initialize, open) to the first published diagnostics;
 //! - one inserted line to its published diagnostics;
 //! - hover and inlay hints on a screenful of lines, right after an edit and at rest;
-//! - the server's peak resident memory.
+//! - the server's peak resident memory;
+//! - typing as a person does: a key every 250 ms into a string literal, a new statement and a
+//!   new function, never waiting for a fusion plan, in the 2,000-line file and in one made of
+//!   two whole copies of the samples: each key's edit-to-diagnostics latency, a hover sent
+//!   right after each key, and how long after the last key its plan's kernel hints arrive.
 //!
-//! `cargo bench --bench lsp`. Prints a table; `docs/performance.md` records it.
+//! `cargo bench --bench lsp`. Prints tables; `docs/performance.md` records them.
 
 #[path = "../tests/weft/lsp_client/mod.rs"]
 mod lsp_client;
@@ -23,6 +27,12 @@ const LINES: usize = 2000;
 /// Copies of the samples (those that read no files), each copy's functions renamed apart by the
 /// compiler's own rename, until the text has `LINES` lines.
 fn generated_file() -> String {
+    samples_copied(Some(LINES), usize::MAX)
+}
+
+/// Copies of the samples, renamed apart: until the text has `lines` lines, or `passes` whole
+/// passes over them.
+fn samples_copied(lines: Option<usize>, passes: usize) -> String {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
     let mut names: Vec<_> = std::fs::read_dir(&root)
         .expect("samples")
@@ -32,7 +42,7 @@ fn generated_file() -> String {
     names.sort();
     let mut out = String::new();
     let mut copies = 0;
-    loop {
+    for _ in 0..passes {
         for path in &names {
             let text = std::fs::read_to_string(path).expect("sample");
             if text.contains("load_") {
@@ -41,11 +51,95 @@ fn generated_file() -> String {
             copies += 1;
             out.push_str(&renamed(&text, copies));
             out.push('\n');
-            if out.lines().count() >= LINES {
-                return out.lines().take(LINES).map(|l| format!("{l}\n")).collect();
+            if let Some(lines) = lines.filter(|&l| out.lines().count() >= l) {
+                return out.lines().take(lines).map(|l| format!("{l}\n")).collect();
             }
         }
     }
+    out
+}
+
+/// How long a person takes between two keys.
+const KEY_INTERVAL: Duration = Duration::from_millis(250);
+
+/// What typing measured.
+#[derive(Default)]
+struct Typed {
+    /// Each key's change to the diagnostics of its version.
+    edit: Vec<Duration>,
+    /// A hover sent right after each key's diagnostics (or the key's deadline).
+    hover: Vec<Duration>,
+    /// Keys whose diagnostics did not come before the next key.
+    late: usize,
+    /// After the last key of each run, until the client was asked to refresh its hints: the
+    /// plan of the final text.
+    plan_after_last_key: Vec<Duration>,
+}
+
+/// Types `keys` into `text` at byte `at`, one every `KEY_INTERVAL`, never waiting for a plan.
+fn type_keys(client: &mut Client, text: &mut String, mut at: usize, keys: &str, version: &mut i32, typed: &mut Typed) {
+    let count = keys.chars().count();
+    for (k, key) in keys.chars().enumerate() {
+        text.insert(at, key);
+        at += key.len_utf8();
+        *version += 1;
+        let last = k + 1 == count;
+        if last {
+            client.forget_seen();
+        }
+        let sent = Instant::now();
+        client.change(URI, *version, text);
+        let deadline = sent + KEY_INTERVAL;
+        match client.diagnostics_by(URI, *version, deadline) {
+            Some(_) => typed.edit.push(sent.elapsed()),
+            None => typed.late += 1,
+        }
+        if last {
+            client.notification("workspace/inlayHint/refresh", |_| true);
+            typed.plan_after_last_key.push(sent.elapsed());
+            return;
+        }
+        let line = text[..at].matches('\n').count();
+        let t = Instant::now();
+        let id = client.request_async(
+            "textDocument/hover",
+            json!({ "textDocument": { "uri": URI }, "position": { "line": line, "character": 0 } }),
+        );
+        client.response(id);
+        typed.hover.push(t.elapsed());
+        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+    }
+}
+
+/// Types into a string literal, a new statement and a new function, each in the middle of
+/// `text`, which the server has open at `version`.
+fn typing(client: &mut Client, text: &mut String, version: &mut i32) -> Typed {
+    let mut typed = Typed::default();
+    let middle = text.len() / 2;
+    let literal = middle + text[middle..].find("print(\"").expect("a print of a string") + "print(\"".len();
+    type_keys(client, text, literal, "typed into a string", version, &mut typed);
+    let blank = |text: &str| middle + text[middle..].find("\n\n").expect("a blank line") + 1;
+    let at = blank(text);
+    type_keys(client, text, at, "typed_value = 40 + 2", version, &mut typed);
+    let at = blank(text);
+    type_keys(client, text, at, "def typed_function(a, b):\n    return a * b + 1", version, &mut typed);
+    typed
+}
+
+fn report_typing(file: &str, typed: &mut Typed) {
+    let row = |name: &str, samples: &mut Vec<Duration>, target: &str| {
+        if samples.is_empty() {
+            println!("| {file}: {name} | none | | | {target} |");
+            return;
+        }
+        let (p50, p95) = (percentile(samples, 0.5), percentile(samples, 0.95));
+        let max = samples.iter().max().copied().unwrap_or_default();
+        println!("| {file}: {name} ({} keys) | {} | {} | {} | {target} |", samples.len(), ms(p50), ms(p95), ms(max));
+    };
+    row("key to its diagnostics", &mut typed.edit, "p95 < 50 ms");
+    row("hover right after a key", &mut typed.hover, "p95 < 20 ms");
+    row("last key to the final plan", &mut typed.plan_after_last_key, "");
+    println!("| {file}: keys whose diagnostics came after the next key | {} | | | |", typed.late);
 }
 
 /// `text` with every top-level function and variable renamed to `{name}_{copy}`.
@@ -184,8 +278,26 @@ fn main() {
             plan_after.push(edited.elapsed());
         }
     }
+    // Typing, on the same server: 40 edits above, 80 keys here.
+    let mut text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let mut version = 41;
+    let mut typed_2000 = typing(&mut client, &mut text, &mut version);
     let memory = memory_kib(client.child.id(), "VmHWM:");
     let resident_at_end = memory_kib(client.child.id(), "VmRSS:");
+    let edits = version - 1;
+    let _ = client.shutdown();
+
+    // Typing in two whole copies of the samples, on a fresh server.
+    let mut two = samples_copied(None, 2);
+    let two_lines = two.lines().count();
+    let mut client = Client::start();
+    client.initialize();
+    client.open(URI, &two);
+    client.diagnostics(URI, 1);
+    client.notification("workspace/inlayHint/refresh", |_| true);
+    let mut version = 1;
+    let mut typed_two = typing(&mut client, &mut two, &mut version);
+    let memory_two = memory_kib(client.child.id(), "VmHWM:");
     let _ = client.shutdown();
 
     println!("weft lsp on a {LINES}-line file from the samples ({} bytes, {errors} errors)", text.len());
@@ -206,6 +318,13 @@ fn main() {
     row("inlay hints (50 lines), right after an edit", &mut inlay_after, "p95 < 10 ms");
     row("inserted line to its fusion plan (kernel hints)", &mut plan_after, "");
     println!("| peak resident memory, after the first plan | {} | | |", mb(peak_after_first_plan));
-    println!("| peak resident memory | {} | | < 150 MB |", mb(memory));
+    println!("| peak resident memory, after {edits} edits | {} | | < 150 MB |", mb(memory));
     println!("| resident memory at the end | {} | | |", mb(resident_at_end));
+    println!();
+    println!("Typing, a key every {} ms, never waiting for a plan", KEY_INTERVAL.as_millis());
+    println!("| measure | p50 | p95 | max | target |");
+    println!("|---|---|---|---|---|");
+    report_typing(&format!("{LINES} lines"), &mut typed_2000);
+    report_typing(&format!("two copies of the samples, {two_lines} lines"), &mut typed_two);
+    println!("| two copies: peak resident memory | {} | | | |", mb(memory_two));
 }

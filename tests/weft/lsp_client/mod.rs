@@ -104,6 +104,37 @@ impl Client {
         }
     }
 
+    /// The diagnostics of `version`, if they come before `deadline` (a newer edit may make the
+    /// server skip a version: it publishes only for the latest).
+    pub fn diagnostics_by(&mut self, uri: &str, version: i32, deadline: Instant) -> Option<Vec<Value>> {
+        let wanted = |m: &Value| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"] == version
+        };
+        if let Some(k) = self.seen.iter().position(wanted) {
+            return self.seen.remove(k)["params"]["diagnostics"].as_array().cloned();
+        }
+        loop {
+            let message = match self.messages.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(message) => message,
+                Err(_) => return None,
+            };
+            if message.get("method").is_some() && message.get("id").is_some() {
+                self.send(json!({ "jsonrpc": "2.0", "id": message["id"].clone(), "result": null }));
+            }
+            if wanted(&message) {
+                return message["params"]["diagnostics"].as_array().cloned();
+            }
+            self.seen.push(message);
+        }
+    }
+
+    /// Forgets the notifications and server requests seen so far.
+    pub fn forget_seen(&mut self) {
+        self.seen.clear();
+    }
+
     /// The whole response (`result` or `error`) to request `id`.
     pub fn response(&mut self, id: i64) -> Value {
         let deadline = Instant::now() + TIMEOUT;

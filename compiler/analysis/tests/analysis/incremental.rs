@@ -160,3 +160,47 @@ fn changing_a_functions_type_reinfers_its_callers_and_nothing_else() {
     );
     assert_eq!(count(&run, "function_types"), 2, "g and f only: {run:?}");
 }
+
+/// Functions whose loops differ in how many maps their bodies chain (so each loop body is a
+/// region of its own kind), all called from the top level.
+fn looping_file(extra_map_in_first: bool) -> String {
+    let mut res = String::new();
+    for i in 0..12 {
+        res.push_str(&format!("def g{i}(xs: [f32]) -> f32:\n    total = 0.0\n    k = 0\n    while k < 3:\n"));
+        res.push_str("        ys = [x + total for x in xs]\n");
+        let maps = i + usize::from(i == 0 && extra_map_in_first);
+        for _ in 0..maps {
+            res.push_str("        ys = [y * 2.0 for y in ys]\n");
+        }
+        res.push_str("        total = total + sum(ys)\n        k = k + 1\n    return total\n\n");
+    }
+    for i in 0..12 {
+        res.push_str(&format!("print(g{i}([1.0, 2.0, 3.0]))\n"));
+    }
+    res
+}
+
+/// Fusion reuses solved regions by content: after an edit inside one function's loop, only the
+/// regions whose statements changed are solved again (the loop body, and the top level it
+/// sits in), and the plan is the one a fresh database makes.
+#[test]
+fn an_edit_resolves_only_the_fusion_regions_it_changed() {
+    use weft_analysis::db::Db;
+    use weft_analysis::pipeline::{Options, fused_program};
+    let mut db = Database::default();
+    let file = SourceFile::new(&db, "loops.weft".to_string(), looping_file(false));
+    let first = fused_program(&db, file, Options::default()).expect("the program compiles").plan.clone();
+    let solved = db.solve_cache().len();
+    assert!(first.regions.len() >= 12, "a region per loop body at least: {}", first.regions.len());
+
+    file.set_text(&mut db).to(looping_file(true));
+    let edited = fused_program(&db, file, Options::default()).expect("the program compiles").plan.clone();
+    let new_solves = db.solve_cache().len() - solved;
+    assert!((1..=2).contains(&new_solves), "{new_solves} regions solved again after a one-loop edit");
+
+    let fresh = Database::default();
+    let fresh_file = SourceFile::new(&fresh, "loops.weft".to_string(), looping_file(true));
+    let expected = fused_program(&fresh, fresh_file, Options::default()).expect("compiles").plan.clone();
+    assert_eq!(edited.kernels, expected.kernels);
+    assert_eq!(edited.unfused, expected.unfused);
+}

@@ -268,7 +268,7 @@ impl<'a> Region<'a> {
                 Role::Alone(op) => (3, op.as_str()),
                 Role::Host => (4, ""),
             };
-            key.words.push(role);
+            key.words.extend([role, name.chars().count() as u32]);
             key.words.extend(name.chars().map(u32::from));
             let class = node.class.map_or(u32::MAX, |c| {
                 let next = classes.len() as u32;
