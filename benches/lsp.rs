@@ -77,7 +77,14 @@ struct Typed {
 }
 
 /// Types `keys` into `text` at byte `at`, one every `KEY_INTERVAL`, never waiting for a plan.
-fn type_keys(client: &mut Client, text: &mut String, mut at: usize, keys: &str, version: &mut i32, typed: &mut Typed) {
+fn type_keys(
+    client: &mut Client,
+    text: &mut String,
+    mut at: usize,
+    keys: &str,
+    version: &mut i32,
+    typed: &mut Typed,
+) {
     let count = keys.chars().count();
     for (k, key) in keys.chars().enumerate() {
         text.insert(at, key);
@@ -134,7 +141,13 @@ fn report_typing(file: &str, typed: &mut Typed) {
         }
         let (p50, p95) = (percentile(samples, 0.5), percentile(samples, 0.95));
         let max = samples.iter().max().copied().unwrap_or_default();
-        println!("| {file}: {name} ({} keys) | {} | {} | {} | {target} |", samples.len(), ms(p50), ms(p95), ms(max));
+        println!(
+            "| {file}: {name} ({} keys) | {} | {} | {} | {target} |",
+            samples.len(),
+            ms(p50),
+            ms(p95),
+            ms(max)
+        );
     };
     row("key to its diagnostics", &mut typed.edit, "p95 < 50 ms");
     row("hover right after a key", &mut typed.hover, "p95 < 20 ms");

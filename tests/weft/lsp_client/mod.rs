@@ -116,7 +116,8 @@ impl Client {
             return self.seen.remove(k)["params"]["diagnostics"].as_array().cloned();
         }
         loop {
-            let message = match self.messages.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            let message = match self.messages.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
                 Ok(message) => message,
                 Err(_) => return None,
             };

@@ -358,7 +358,7 @@ impl<'a> Region<'a> {
         self.reach_between(clusters, &[a, b]).is_some()
     }
 
-    /// Each statement's kernel (as in `kernel_order`), and the window `lo..=hi` widened until no
+    /// Each statement's kernel (`units`), and the window `lo..=hi` widened until no
     /// kernel inside it has a statement outside it. Dependencies point only forward in program
     /// order, so a path that leaves the window could come back only through a kernel that
     /// straddles its ends; once none does, every path between statements in the window stays
@@ -369,18 +369,16 @@ impl<'a> Region<'a> {
         mut lo: usize,
         mut hi: usize,
     ) -> (Vec<usize>, usize, usize) {
-        let n = self.nodes.len();
-        let unit: Vec<usize> =
-            (0..n).map(|i| if self.nodes[i].fusable() { clusters.find(i) } else { i }).collect();
-        let mut span: HashMap<usize, (usize, usize)> = HashMap::new();
+        let unit = self.units(clusters);
+        // Each kernel's first and last statement, by its root.
+        let mut span = vec![(usize::MAX, 0); unit.len()];
         for (i, &u) in unit.iter().enumerate() {
-            let entry = span.entry(u).or_insert((i, i));
-            entry.1 = i;
+            span[u] = (span[u].0.min(i), i);
         }
         loop {
             let (mut l, mut h) = (lo, hi);
             for &u in &unit[lo..=hi] {
-                let (first, last) = span[&u];
+                let (first, last) = span[u];
                 l = l.min(first);
                 h = h.max(last);
             }
@@ -391,39 +389,24 @@ impl<'a> Region<'a> {
         }
     }
 
-    /// Each statement's kernel (its cluster's root, or itself), the kernels' successors, and a
-    /// topological order of the kernels; `None` when they depend on each other in a cycle.
-    #[allow(clippy::type_complexity)]
-    pub fn kernel_order(
-        &self,
-        clusters: &super::solve::Clusters,
-    ) -> Option<(Vec<usize>, Vec<Vec<usize>>, Vec<usize>)> {
-        let n = self.nodes.len();
-        let unit: Vec<usize> =
-            (0..n).map(|i| if self.nodes[i].fusable() { clusters.find(i) } else { i }).collect();
-        let mut succs = vec![Vec::new(); n];
-        let mut waiting = vec![0usize; n];
-        for j in 0..n {
-            for &i in &self.preds[j] {
+    /// Whether the kernels `clusters` makes (each cluster one kernel, every other statement its
+    /// own) can be scheduled: none depends on another in a cycle.
+    pub fn schedulable(&self, clusters: &super::solve::Clusters) -> bool {
+        let unit = self.units(clusters);
+        let mut succs = vec![Vec::new(); unit.len()];
+        for (j, preds) in self.preds.iter().enumerate() {
+            for &i in preds {
                 if unit[i] != unit[j] && !succs[unit[i]].contains(&unit[j]) {
                     succs[unit[i]].push(unit[j]);
-                    waiting[unit[j]] += 1;
                 }
             }
         }
-        let roots = (0..n).filter(|&u| unit[u] == u).count();
-        let mut order = Vec::with_capacity(roots);
-        let mut ready: Vec<usize> = (0..n).filter(|&u| unit[u] == u && waiting[u] == 0).collect();
-        while let Some(u) = ready.pop() {
-            order.push(u);
-            for &s in &succs[u] {
-                waiting[s] -= 1;
-                if waiting[s] == 0 {
-                    ready.push(s);
-                }
-            }
-        }
-        (order.len() == roots).then_some((unit, succs, order))
+        topological(&succs).is_some()
+    }
+
+    /// Each statement's kernel: its cluster's root, or itself if it cannot join one.
+    fn units(&self, clusters: &super::solve::Clusters) -> Vec<usize> {
+        (0..self.nodes.len()).map(|i| if self.nodes[i].fusable() { clusters.find(i) } else { i }).collect()
     }
 
     /// The storage buffers a kernel of `members` binds: the parameters, every vector (or

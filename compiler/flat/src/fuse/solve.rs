@@ -189,7 +189,7 @@ pub fn ilp(region: &Region, max_bindings: u32, interrupt: &dyn Fn()) -> (Cluster
         }
     }
     report.micros = start.elapsed().as_micros() as u64;
-    debug_assert!(region.kernel_order(&clusters).is_some(), "the ILP's kernels form a cycle");
+    debug_assert!(region.schedulable(&clusters), "the ILP's kernels form a cycle");
     (clusters, report)
 }
 
@@ -244,7 +244,9 @@ fn solve_component(
         for p in &fused {
             clusters.union(p.a, p.b);
         }
-        region.kernel_order(&clusters)?;
+        if !region.schedulable(&clusters) {
+            return None;
+        }
         let mut roots: Vec<usize> = nodes.iter().map(|&i| clusters.find(i)).collect();
         roots.sort_unstable();
         roots.dedup();
