@@ -324,18 +324,9 @@ impl<'a> Region<'a> {
     pub fn reach_between(&self, clusters: &super::solve::Clusters, nodes: &[usize]) -> Option<WindowReach> {
         let lo = *nodes.iter().min()?;
         let hi = *nodes.iter().max()?;
-        let (unit, lo, hi) = self.window(clusters, lo, hi);
-        let w = hi - lo + 1;
-        // Units inside the window, by their root's position in it.
+        let (unit, lo, succs) = self.window_graph(clusters, lo, hi);
+        let w = succs.len();
         let at = |i: usize| unit[i] - lo;
-        let mut succs: Vec<Vec<usize>> = vec![Vec::new(); w];
-        for j in lo..=hi {
-            for &i in self.preds[j].iter().filter(|&&i| i >= lo) {
-                if unit[i] != unit[j] && !succs[at(i)].contains(&at(j)) {
-                    succs[at(i)].push(at(j));
-                }
-            }
-        }
         let order = topological(&succs)?;
         let mut unit_reach = vec![vec![false; w]; w];
         for &u in order.iter().rev() {
@@ -347,7 +338,9 @@ impl<'a> Region<'a> {
                 }
             }
         }
-        let reach = (lo..=hi).map(|i| (lo..=hi).map(|j| unit_reach[at(i)][at(j)]).collect()).collect();
+        let window = lo..lo + w;
+        let reach =
+            window.clone().map(|i| window.clone().map(|j| unit_reach[at(i)][at(j)]).collect()).collect();
         Some(WindowReach { lo, reach })
     }
 
@@ -355,7 +348,29 @@ impl<'a> Region<'a> {
     /// them) still form a schedule: no cycle between kernels in the window that paths between
     /// them can pass through.
     pub fn acyclic_around(&self, clusters: &super::solve::Clusters, a: usize, b: usize) -> bool {
-        self.reach_between(clusters, &[a, b]).is_some()
+        topological(&self.window_graph(clusters, a.min(b), a.max(b)).2).is_some()
+    }
+
+    /// The kernels of the window around `lo..=hi` (`window`) as a graph: each statement's
+    /// kernel, the window's first statement, and each kernel's successors, indexed by its
+    /// root's position in the window (the other positions have no edges).
+    fn window_graph(
+        &self,
+        clusters: &super::solve::Clusters,
+        lo: usize,
+        hi: usize,
+    ) -> (Vec<usize>, usize, Vec<Vec<usize>>) {
+        let (unit, lo, hi) = self.window(clusters, lo, hi);
+        let at = |i: usize| unit[i] - lo;
+        let mut succs: Vec<Vec<usize>> = vec![Vec::new(); hi - lo + 1];
+        for j in lo..=hi {
+            for &i in self.preds[j].iter().filter(|&&i| i >= lo) {
+                if unit[i] != unit[j] && !succs[at(i)].contains(&at(j)) {
+                    succs[at(i)].push(at(j));
+                }
+            }
+        }
+        (unit, lo, succs)
     }
 
     /// Each statement's kernel (`units`), and the window `lo..=hi` widened until no
@@ -392,16 +407,9 @@ impl<'a> Region<'a> {
     /// Whether the kernels `clusters` makes (each cluster one kernel, every other statement its
     /// own) can be scheduled: none depends on another in a cycle.
     pub fn schedulable(&self, clusters: &super::solve::Clusters) -> bool {
-        let unit = self.units(clusters);
-        let mut succs = vec![Vec::new(); unit.len()];
-        for (j, preds) in self.preds.iter().enumerate() {
-            for &i in preds {
-                if unit[i] != unit[j] && !succs[unit[i]].contains(&unit[j]) {
-                    succs[unit[i]].push(unit[j]);
-                }
-            }
-        }
-        topological(&succs).is_some()
+        // The whole region is a window no kernel straddles.
+        self.nodes.is_empty()
+            || topological(&self.window_graph(clusters, 0, self.nodes.len() - 1).2).is_some()
     }
 
     /// Each statement's kernel: its cluster's root, or itself if it cannot join one.
