@@ -124,6 +124,9 @@ pub struct Region<'a> {
     /// Each vector's length class, and per class the variable that names its length.
     class_of: HashMap<VarId, usize>,
     namer: HashMap<usize, VarId>,
+    /// Each variable's readers and definers, in program order.
+    readers: HashMap<VarId, Vec<usize>>,
+    definers: HashMap<VarId, Vec<usize>>,
 }
 
 impl<'a> Region<'a> {
@@ -148,8 +151,23 @@ impl<'a> Region<'a> {
             class_of.insert(v, c);
             namer.entry(c).or_insert(v);
         }
+        let mut readers: HashMap<VarId, Vec<usize>> = HashMap::new();
+        let mut definers: HashMap<VarId, Vec<usize>> = HashMap::new();
+        for (k, node) in nodes.iter().enumerate() {
+            for &d in &node.defs {
+                definers.entry(d).or_default().push(k);
+            }
+            for &v in &node.reads {
+                let list = readers.entry(v).or_default();
+                if list.last() != Some(&k) {
+                    list.push(k);
+                }
+            }
+        }
         let mut region = Region {
             class_of,
+            readers,
+            definers,
             namer,
             f,
             block,
@@ -244,8 +262,18 @@ impl<'a> Region<'a> {
         }
     }
 
-    /// Everything the solvers read of this region (`SolveKey`).
-    pub fn solve_key(&self, options: super::Options) -> SolveKey {
+    /// Everything the solvers read of one connected component of candidate pairs (`SolveKey`):
+    /// its statements (`nodes`, in program order), its `pairs`, and how they are connected
+    /// around it (`relations`, with the kernels of earlier components in place). The rest of the
+    /// region reaches a solve only through these, so an edit elsewhere leaves the key alone.
+    pub fn component_key(
+        &self,
+        nodes: &[usize],
+        pairs: &[Pair],
+        relations: &Relations,
+        max_bindings: u32,
+    ) -> SolveKey {
+        let at = |i: usize| nodes.binary_search(&i).ok();
         let mut key = SolveKey::default();
         let mut vars: HashMap<VarId, u32> = HashMap::new();
         let mut classes: HashMap<usize, u32> = HashMap::new();
@@ -254,13 +282,22 @@ impl<'a> Region<'a> {
             let id = *vars.entry(v).or_insert(next);
             key.words.push(id);
             if id == next {
-                // A variable's first appearance carries what the solvers ask of it.
+                // A variable's first appearance carries what the solvers ask of it, and whether
+                // a statement outside the component reads it (then a kernel must write it out).
                 let ty = region.f.ty(v);
-                key.words.extend([u32::from(ty.is_vector()), u32::from(region.is_param(v)), region.words(v)]);
+                let escapes = region.block.results.contains(&v)
+                    || region.readers.get(&v).is_some_and(|readers| readers.iter().any(|&k| at(k).is_none()));
+                key.words.extend([
+                    u32::from(ty.is_vector()),
+                    u32::from(region.is_param(v)),
+                    region.words(v),
+                    u32::from(escapes),
+                ]);
             }
         };
-        key.words.extend([options.strategy as u32, options.max_bindings, self.nodes.len() as u32]);
-        for (node, preds) in self.nodes.iter().zip(&self.preds) {
+        key.words.extend([max_bindings, nodes.len() as u32]);
+        for &i in nodes {
+            let node = &self.nodes[i];
             let (role, name) = match &node.role {
                 Role::Map => (0, ""),
                 Role::Reduce => (1, ""),
@@ -289,12 +326,19 @@ impl<'a> Region<'a> {
                     None => key.words.push(u32::MAX),
                 }
             }
-            key.words.push(preds.len() as u32);
-            key.words.extend(preds.iter().map(|&p| p as u32));
+            let direct: Vec<u32> = self.preds[i].iter().filter_map(|&p| at(p)).map(|x| x as u32).collect();
+            key.words.push(direct.len() as u32);
+            key.words.extend(direct);
         }
-        key.words.push(self.block.results.len() as u32);
-        for &v in &self.block.results {
-            var(&mut key, v, self);
+        key.words.push(pairs.len() as u32);
+        for p in pairs {
+            let (a, b) = (at(p.a).unwrap_or(usize::MAX) as u32, at(p.b).unwrap_or(usize::MAX) as u32);
+            key.words.extend([a, b, u32::from(p.vertical), p.shared]);
+        }
+        for bits in [&relations.reaches, &relations.outside] {
+            key.words.extend(
+                bits.chunks(32).map(|c| c.iter().enumerate().map(|(k, &b)| u32::from(b) << k).sum::<u32>()),
+            );
         }
         key
     }
@@ -316,32 +360,55 @@ impl<'a> Region<'a> {
         format!("len({})", super::var_label(self.f, named))
     }
 
-    /// Reachability between the statements around `nodes` when each cluster runs as one kernel
-    /// (a statement reaches the others of its own kernel only through outside work), or `None`
-    /// when the kernels there depend on each other in a cycle. Only the window of statements
-    /// that paths between `nodes` can pass through is computed (`window`), so a component's
-    /// cost depends on its own size, not the region's.
-    pub fn reach_between(&self, clusters: &super::solve::Clusters, nodes: &[usize]) -> Option<WindowReach> {
-        let lo = *nodes.iter().min()?;
-        let hi = *nodes.iter().max()?;
-        let (unit, lo, succs) = self.window_graph(clusters, lo, hi);
-        let w = succs.len();
+    /// How the statements of one component (`nodes`, in program order) are connected when each
+    /// cluster runs as one kernel (a statement reaches the others of its own kernel only
+    /// through outside work), or `None` when the kernels there depend on each other in a cycle.
+    /// Only the window of statements that paths between `nodes` can pass through is searched
+    /// (`window`), once forward and once backward from each of `nodes`, so a component's cost
+    /// depends on its own size and window, not the region's.
+    pub fn relations(&self, clusters: &super::solve::Clusters, nodes: &[usize]) -> Option<Relations> {
+        let (&first, &last) = (nodes.first()?, nodes.last()?);
+        let (unit, lo, succs) = self.window_graph(clusters, first, last);
+        topological(&succs)?;
         let at = |i: usize| unit[i] - lo;
-        let order = topological(&succs)?;
-        let mut unit_reach = vec![vec![false; w]; w];
-        for &u in order.iter().rev() {
-            for &s in &succs[u] {
-                unit_reach[u][s] = true;
-                let from = unit_reach[s].clone();
-                for (to, reached) in unit_reach[u].iter_mut().zip(from) {
-                    *to |= reached;
+        let mut preds = vec![Vec::new(); succs.len()];
+        for (u, next) in succs.iter().enumerate() {
+            for &s in next {
+                preds[s].push(u);
+            }
+        }
+        let words = succs.len().div_ceil(64);
+        let reached_from = |start: usize, edges: &[Vec<usize>]| {
+            let mut seen = vec![0u64; words];
+            let mut stack: Vec<usize> = edges[start].clone();
+            while let Some(u) = stack.pop() {
+                if seen[u / 64] & (1 << (u % 64)) == 0 {
+                    seen[u / 64] |= 1 << (u % 64);
+                    stack.extend(&edges[u]);
+                }
+            }
+            seen
+        };
+        let forward: Vec<Vec<u64>> = nodes.iter().map(|&i| reached_from(at(i), &succs)).collect();
+        let backward: Vec<Vec<u64>> = nodes.iter().map(|&i| reached_from(at(i), &preds)).collect();
+        // The kernels that are not the component's statements (each is its own kernel).
+        let mut others = vec![!0u64; words];
+        for &i in nodes {
+            others[at(i) / 64] &= !(1 << (at(i) % 64));
+        }
+        let k = nodes.len();
+        let mut relations = Relations { k, reaches: vec![false; k * k], outside: vec![false; k * k] };
+        for (x, reached) in forward.iter().enumerate() {
+            for (y, reaching) in backward.iter().enumerate().skip(x + 1) {
+                let j = at(nodes[y]);
+                if reached[j / 64] & (1 << (j % 64)) != 0 {
+                    relations.reaches[x * k + y] = true;
+                    relations.outside[x * k + y] =
+                        (0..words).any(|w| reached[w] & reaching[w] & others[w] != 0);
                 }
             }
         }
-        let window = lo..lo + w;
-        let reach =
-            window.clone().map(|i| window.clone().map(|j| unit_reach[at(i)][at(j)]).collect()).collect();
-        Some(WindowReach { lo, reach })
+        Some(relations)
     }
 
     /// Whether the kernels around statements `a` and `b` (their clusters as `clusters` has
@@ -373,11 +440,12 @@ impl<'a> Region<'a> {
         (unit, lo, succs)
     }
 
-    /// Each statement's kernel (`units`), and the window `lo..=hi` widened until no
-    /// kernel inside it has a statement outside it. Dependencies point only forward in program
-    /// order, so a path that leaves the window could come back only through a kernel that
-    /// straddles its ends; once none does, every path between statements in the window stays
-    /// in it.
+    /// Each statement's kernel (`units`), and the window `lo..=hi` widened until no kernel
+    /// that overlaps it has a statement outside it. Dependencies point only forward in program
+    /// order, so a path that leaves the window could come back only through a kernel whose
+    /// statements lie on both sides of an end: one with a statement inside the window, or one
+    /// that spans it with none inside. Once no kernel overlaps an end, every path between
+    /// statements in the window stays in it.
     fn window(
         &self,
         clusters: &super::solve::Clusters,
@@ -385,15 +453,15 @@ impl<'a> Region<'a> {
         mut hi: usize,
     ) -> (Vec<usize>, usize, usize) {
         let unit = self.units(clusters);
-        // Each kernel's first and last statement, by its root.
+        // The first and last statement of each kernel of two or more.
         let mut span = vec![(usize::MAX, 0); unit.len()];
         for (i, &u) in unit.iter().enumerate() {
             span[u] = (span[u].0.min(i), i);
         }
+        let spans: Vec<(usize, usize)> = span.into_iter().filter(|(first, last)| first < last).collect();
         loop {
             let (mut l, mut h) = (lo, hi);
-            for &u in &unit[lo..=hi] {
-                let (first, last) = span[u];
+            for &(first, last) in spans.iter().filter(|(first, last)| *first <= hi && *last >= lo) {
                 l = l.min(first);
                 h = h.max(last);
             }
@@ -447,7 +515,9 @@ impl<'a> Region<'a> {
 
     /// Whether `v`, as read by statement `at`, is defined by a member before it.
     fn defined_by(&self, members: &[bool], v: VarId, at: usize) -> bool {
-        (0..at).rev().find(|&k| self.nodes[k].defs.contains(&v)).is_some_and(|k| members[k])
+        let definers = self.definers.get(&v).map_or(&[][..], Vec::as_slice);
+        let before = definers.partition_point(|&k| k < at);
+        before > 0 && members[definers[before - 1]]
     }
 
     /// A scalar that travels in the parameter slots: on the host, and 32 bits wide.
@@ -461,14 +531,14 @@ impl<'a> Region<'a> {
     /// Whether a value that members define is read after them by someone else: it must be
     /// written out.
     pub fn read_outside(&self, members: &[bool], v: VarId) -> bool {
-        let Some(def) = self.nodes.iter().position(|n| n.defs.contains(&v)) else {
+        let Some(&def) = self.definers.get(&v).and_then(|d| d.first()) else {
             return false;
         };
         if !members[def] {
             return false;
         }
         let read_later =
-            self.nodes.iter().enumerate().skip(def + 1).any(|(k, n)| !members[k] && n.reads.contains(&v));
+            self.readers.get(&v).is_some_and(|readers| readers.iter().any(|&k| k > def && !members[k]));
         read_later || self.block.results.contains(&v)
     }
 }
@@ -541,33 +611,37 @@ fn dependencies(nodes: &[Node]) -> Vec<Vec<usize>> {
     preds
 }
 
-/// Everything the solvers read of a region, its variables and length classes numbered in the
-/// order they appear: each statement's role, index space, flags, operands and dependencies,
-/// and of each variable whether it is a vector, travels as a parameter and how wide it is.
-/// Regions with equal keys get the same kernels from every strategy, so a solve is reused
-/// across edits that leave its region alone, wherever the region moved (`SolveCache`).
+/// Everything the ILP reads of one component of a region, its variables and length classes
+/// numbered in the order they appear: each statement's role, index space, flags, operands and
+/// dependencies inside the component, its candidate pairs, how its statements are connected
+/// around it, and of each variable whether it is a vector, travels as a parameter, how wide it
+/// is and whether something outside the component reads it. Components with equal keys get
+/// the same kernels, so a solve is reused across edits that leave its component alone,
+/// wherever it moved (`SolveCache`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct SolveKey {
     words: Vec<u32>,
 }
 
-/// Reachability between the statements of one window (`Region::reach_between`).
-pub struct WindowReach {
-    lo: usize,
-    reach: Vec<Vec<bool>>,
+/// How the statements of one component (`nodes`, in program order) are connected, with the
+/// kernels of earlier components in place: for each two, `x` before `y` in `nodes`, whether a
+/// path of dependencies leads from the first to the second, and whether one passes through a
+/// statement outside the component. All the ILP asks of the region around a component.
+pub struct Relations {
+    k: usize,
+    reaches: Vec<bool>,
+    outside: Vec<bool>,
 }
 
-impl WindowReach {
-    /// Whether a path of dependencies between kernels leads from statement `i` to `j`; false
-    /// for statements outside the window, which no such path passes through.
-    pub fn reaches(&self, i: usize, j: usize) -> bool {
-        let (Some(i), Some(j)) = (i.checked_sub(self.lo), j.checked_sub(self.lo)) else { return false };
-        self.reach.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false)
+impl Relations {
+    /// Whether a path leads from the `x`th statement to the `y`th (`x < y`).
+    pub fn reaches(&self, x: usize, y: usize) -> bool {
+        self.reaches[x * self.k + y]
     }
 
-    /// The statements of the window.
-    pub fn statements(&self) -> std::ops::Range<usize> {
-        self.lo..self.lo + self.reach.len()
+    /// Whether a path from the `x`th statement to the `y`th passes outside the component.
+    pub fn outside(&self, x: usize, y: usize) -> bool {
+        self.outside[x * self.k + y]
     }
 }
 

@@ -29,6 +29,7 @@ use crate::ir::{Block, Function, FusedKernel, Program, Stmt, StmtKind, VarId};
 
 use self::graph::{Region, Role};
 use self::plan::{Buffer, FusionPlan, PlanKernel, PlanOp, RegionPlan, Unfused};
+pub use self::solve::SolveCache;
 use self::solve::{Clusters, SolverReport};
 
 /// How kernels are chosen.
@@ -76,42 +77,6 @@ impl Default for Options {
 /// them.
 pub fn fuse(program: &Program, options: Options) -> (Program, FusionPlan) {
     fuse_interruptibly(program, options, &|| {}, &SolveCache::default())
-}
-
-/// Solved regions by their `SolveKey`: a region an edit left alone is not solved again, even
-/// when the edit renumbered its variables or moved it in the file. The key holds everything
-/// the solvers read, so a hit is exactly the clusters a new solve would give. Plain data, for
-/// whoever keeps it across programs (the database does).
-#[derive(Default)]
-pub struct SolveCache {
-    solved: std::sync::Mutex<std::collections::HashMap<graph::SolveKey, (Clusters, SolverReport)>>,
-}
-
-/// Solved regions a `SolveCache` keeps before it starts again empty: the regions of a few
-/// versions of a 10,000-line file.
-const SOLVE_CACHE_ENTRIES: usize = 20_000;
-
-impl SolveCache {
-    fn get(&self, key: &graph::SolveKey) -> Option<(Clusters, SolverReport)> {
-        self.solved.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
-    }
-
-    fn put(&self, key: graph::SolveKey, solved: (Clusters, SolverReport)) {
-        let mut map = self.solved.lock().unwrap_or_else(|e| e.into_inner());
-        if map.len() >= SOLVE_CACHE_ENTRIES {
-            map.clear();
-        }
-        map.insert(key, solved);
-    }
-
-    /// Regions solved and kept.
-    pub fn len(&self) -> usize {
-        self.solved.lock().unwrap_or_else(|e| e.into_inner()).len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// `fuse`, calling `interrupt` before each region is planned: a caller that must give up (the
@@ -207,14 +172,9 @@ impl Fuser<'_> {
         Block { stmts, results: block.results.clone() }
     }
 
-    /// The region's kernels, as the strategy chooses them, or as it chose them before for a
-    /// region with the same key.
+    /// The region's kernels, as the strategy chooses them.
     fn solve(&self, region: &Region) -> (Clusters, SolverReport) {
-        let key = region.solve_key(self.options);
-        if let Some(solved) = self.cache.get(&key) {
-            return solved;
-        }
-        let solved = match self.options.strategy {
+        let (clusters, report) = match self.options.strategy {
             Strategy::None => (
                 Clusters::singletons(region.nodes.len()),
                 SolverReport { method: "none".into(), ..Default::default() },
@@ -223,10 +183,10 @@ impl Fuser<'_> {
                 solve::greedy(region, self.options.max_bindings, self.interrupt),
                 SolverReport { method: "greedy".into(), ..Default::default() },
             ),
-            Strategy::Ilp => solve::ilp(region, self.options.max_bindings, self.interrupt),
+            Strategy::Ilp => solve::ilp(region, self.options.max_bindings, self.interrupt, self.cache),
         };
-        self.cache.put(key, solved.clone());
-        solved
+        debug_assert!(region.schedulable(&clusters), "the kernels form a cycle");
+        (clusters, report)
     }
 
     /// A statement with its nested blocks fused.

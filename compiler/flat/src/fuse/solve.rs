@@ -10,7 +10,7 @@ use microlp::{
     ComparisonOp, OptimizationDirection, Problem, SolveOptions, SolveOutcome, TerminationReason, Variable,
 };
 
-use super::graph::{Pair, Region, Role, WindowReach};
+use super::graph::{Pair, Region, Relations, Role, SolveKey};
 
 /// Branch-and-bound nodes the solves of one component may use, over all its rounds of cuts.
 /// The bound is on work, not on time, so the same program always gets the same plan.
@@ -21,7 +21,9 @@ pub const CUT_ROUNDS: u32 = 8;
 /// How the solver did on one region, for the plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SolverReport {
-    /// `none`, `greedy`, `ilp`, or `greedy (ilp past its bound)`.
+    /// `none`, `greedy`, `ilp`, or `greedy (ilp past its bound)`; for a region whose ILP
+    /// went past its bound in some statement groups only, `ilp, greedy in N of M statement
+    /// groups (ilp past its bound)`.
     pub method: String,
     /// Whether the ILP proved its solution optimal (absent when it did not run).
     pub proved_optimal: Option<bool>,
@@ -34,6 +36,23 @@ pub struct SolverReport {
     /// Time to build and solve, in microseconds (not part of the plan's identity).
     #[serde(skip)]
     pub micros: u64,
+}
+
+impl SolverReport {
+    /// Adds a statement group's report to its region's (`fuse`): the counts add up, and the
+    /// region is proved optimal when each group is.
+    pub fn add(&mut self, group: &SolverReport) {
+        self.proved_optimal = match (self.proved_optimal, group.proved_optimal) {
+            (Some(a), Some(b)) => Some(a && b),
+            (a, b) => a.or(b),
+        };
+        self.variables += group.variables;
+        self.constraints += group.constraints;
+        self.branch_nodes += group.branch_nodes;
+        self.simplex_iterations += group.simplex_iterations;
+        self.cuts += group.cuts;
+        self.micros += group.micros;
+    }
 }
 
 /// Union-find clusters over a region's statements.
@@ -143,8 +162,18 @@ pub fn merge_blocked(
 /// merged cluster is legal. `interrupt` is called before each pair is tried, so that a caller
 /// that must give up (the language server, on a newer edit) can unwind from it.
 pub fn greedy(region: &Region, max_bindings: u32, interrupt: &dyn Fn()) -> Clusters {
-    let mut clusters = Clusters::singletons(region.nodes.len());
-    let mut pairs = region.pairs.clone();
+    greedy_from(region, Clusters::singletons(region.nodes.len()), &region.pairs, max_bindings, interrupt)
+}
+
+/// `greedy` over `pairs`, starting from `clusters`.
+fn greedy_from(
+    region: &Region,
+    mut clusters: Clusters,
+    pairs: &[Pair],
+    max_bindings: u32,
+    interrupt: &dyn Fn(),
+) -> Clusters {
+    let mut pairs = pairs.to_vec();
     pairs.sort_by_key(|p| (p.b, p.a));
     for p in pairs {
         interrupt();
@@ -159,41 +188,157 @@ pub fn greedy(region: &Region, max_bindings: u32, interrupt: &dyn Fn()) -> Clust
 }
 
 /// Nessie's formulation (`docs/fusion.md` gives it in full), one connected component of
-/// candidate pairs at a time. Past the node bound, or after `CUT_ROUNDS` rounds of cuts, the
-/// greedy plan decides. `interrupt` is called before each component and each round of cuts.
-pub fn ilp(region: &Region, max_bindings: u32, interrupt: &dyn Fn()) -> (Clusters, SolverReport) {
-    let start = std::time::Instant::now();
+/// candidate pairs at a time, in program order, each with the kernels of the earlier ones in
+/// place. A component past the node bound, or still over its bindings after `CUT_ROUNDS`
+/// rounds of cuts, gets the greedy plan. Each component's kernels are kept in `cache` by its
+/// `SolveKey`, so an edit solves again only the components it changed. `interrupt` is called
+/// before each component and each round of cuts.
+pub fn ilp(
+    region: &Region,
+    max_bindings: u32,
+    interrupt: &dyn Fn(),
+    cache: &SolveCache,
+) -> (Clusters, SolverReport) {
     let mut report = SolverReport { method: "ilp".into(), proved_optimal: Some(true), ..Default::default() };
     let mut clusters = Clusters::singletons(region.nodes.len());
-    for component in components(region) {
+    let (mut solved, mut past_bound) = (0, 0);
+    for pairs in components(region) {
         interrupt();
         // One pair: fusing it is optimal exactly when it is legal, no solver needed.
-        if let [p] = component.as_slice() {
+        if let [p] = pairs.as_slice() {
             if merge_blocked(region, &clusters, p.a, p.b, max_bindings).is_none() {
                 clusters.union(p.a, p.b);
             }
             continue;
         }
-        match solve_component(region, &clusters, &component, max_bindings, &mut report, interrupt) {
-            Some(fused) => {
-                for p in fused {
-                    clusters.union(p.a, p.b);
-                }
-            }
-            None => {
-                report.method = "greedy (ilp past its bound)".into();
-                report.proved_optimal = Some(false);
-                report.micros = start.elapsed().as_micros() as u64;
-                return (greedy(region, max_bindings, interrupt), report);
-            }
+        let mut nodes: Vec<usize> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        // Reachability with the kernels of earlier components in place, so that this one's
+        // kernels cannot close a cycle through them. The earlier kernels form a schedule, so
+        // there is always one.
+        let Some(relations) = region.relations(&clusters, &nodes) else {
+            debug_assert!(false, "the kernels of earlier components form a cycle");
+            continue;
+        };
+        let key = region.component_key(&nodes, &pairs, &relations, max_bindings);
+        let component = cache.get(&key).unwrap_or_else(|| {
+            let component =
+                solve_or_greedy(region, &clusters, &nodes, &pairs, &relations, max_bindings, interrupt);
+            cache.put(key, component.clone());
+            component
+        });
+        for &(x, root) in &component.unions {
+            clusters.union(nodes[x as usize], nodes[root as usize]);
         }
+        solved += 1;
+        past_bound += usize::from(component.report.method == PAST_BOUND);
+        report.add(&component.report);
     }
-    report.micros = start.elapsed().as_micros() as u64;
-    debug_assert!(region.schedulable(&clusters), "the ILP's kernels form a cycle");
+    if !region.schedulable(&clusters) {
+        // Kept kernels that form a cycle here would be a bug in the key; the greedy plan is
+        // legal by construction, so it decides rather than a wrong schedule.
+        debug_assert!(false, "the ILP's kernels form a cycle");
+        return (greedy(region, max_bindings, interrupt), SolverReport { method: "greedy".into(), ..report });
+    }
+    report.method = match past_bound {
+        0 => report.method,
+        n if n == solved => PAST_BOUND.into(),
+        n => format!("ilp, greedy in {n} of {solved} components (ilp past its bound)"),
+    };
     (clusters, report)
 }
 
-/// The candidate pairs, grouped by the connected components they form.
+/// The method of a component, or of a region, whose ILP went past its bound.
+pub const PAST_BOUND: &str = "greedy (ilp past its bound)";
+
+/// One component's kernels: each of its statements that is not its cluster's root, with its
+/// root, both as positions in the component's statements; and how the solver did.
+#[derive(Debug, Clone)]
+pub struct ComponentSolution {
+    unions: Vec<(u32, u32)>,
+    report: SolverReport,
+}
+
+/// The kernels of one component (`nodes`, `pairs`) of the ILP, or of the greedy plan past the
+/// ILP's bounds, with the kernels of earlier components (`fixed`) in place.
+fn solve_or_greedy(
+    region: &Region,
+    fixed: &Clusters,
+    nodes: &[usize],
+    pairs: &[Pair],
+    relations: &Relations,
+    max_bindings: u32,
+    interrupt: &dyn Fn(),
+) -> ComponentSolution {
+    let start = std::time::Instant::now();
+    let mut report = SolverReport { method: "ilp".into(), proved_optimal: Some(true), ..Default::default() };
+    let clusters =
+        match solve_component(region, fixed, nodes, pairs, relations, max_bindings, &mut report, interrupt) {
+            Some(fused) => {
+                let mut clusters = fixed.clone();
+                for p in fused {
+                    clusters.union(p.a, p.b);
+                }
+                clusters
+            }
+            None => {
+                report.method = PAST_BOUND.into();
+                report.proved_optimal = Some(false);
+                greedy_from(region, fixed.clone(), pairs, max_bindings, interrupt)
+            }
+        };
+    report.micros = start.elapsed().as_micros() as u64;
+    let position =
+        |i: usize| nodes.binary_search(&i).expect("a cluster of the component's statements") as u32;
+    let unions = nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(x, &i)| {
+            let root = clusters.find(i);
+            (root != i).then(|| (x as u32, position(root)))
+        })
+        .collect();
+    ComponentSolution { unions, report }
+}
+
+/// Solved components by their `SolveKey`: a component an edit left alone is not solved again,
+/// even when the edit renumbered its variables or moved it in the file. The key holds
+/// everything the ILP reads, so a hit is exactly the kernels a new solve would give. Plain
+/// data, for whoever keeps it across programs (the database does).
+#[derive(Default)]
+pub struct SolveCache {
+    solved: std::sync::Mutex<std::collections::HashMap<SolveKey, ComponentSolution>>,
+}
+
+/// Solved components a `SolveCache` keeps before it starts again empty: those of a few
+/// versions of a 10,000-line file.
+const SOLVE_CACHE_ENTRIES: usize = 50_000;
+
+impl SolveCache {
+    fn get(&self, key: &SolveKey) -> Option<ComponentSolution> {
+        self.solved.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    fn put(&self, key: SolveKey, solved: ComponentSolution) {
+        let mut map = self.solved.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= SOLVE_CACHE_ENTRIES {
+            map.clear();
+        }
+        map.insert(key, solved);
+    }
+
+    /// Components solved and kept.
+    pub fn len(&self) -> usize {
+        self.solved.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The candidate pairs, grouped by the connected components they form, in program order.
 fn components(region: &Region) -> Vec<Vec<Pair>> {
     let mut c = Clusters::singletons(region.nodes.len());
     for p in &region.pairs {
@@ -202,31 +347,32 @@ fn components(region: &Region) -> Vec<Vec<Pair>> {
     let mut roots: Vec<usize> = region.pairs.iter().map(|p| c.find(p.a)).collect();
     roots.sort_unstable();
     roots.dedup();
-    roots.iter().map(|&r| region.pairs.iter().filter(|p| c.find(p.a) == r).copied().collect()).collect()
+    let mut by_root: std::collections::HashMap<usize, Vec<Pair>> = std::collections::HashMap::new();
+    for p in &region.pairs {
+        by_root.entry(c.find(p.a)).or_default().push(*p);
+    }
+    roots.iter().map(|r| by_root.remove(r).unwrap_or_default()).collect()
 }
 
 /// The fused pairs of an optimal solution, or `None` past the bounds.
+#[allow(clippy::too_many_arguments)]
 fn solve_component(
     region: &Region,
     fixed: &Clusters,
+    nodes: &[usize],
     pairs: &[Pair],
+    relations: &Relations,
     max_bindings: u32,
     report: &mut SolverReport,
     interrupt: &dyn Fn(),
 ) -> Option<Vec<Pair>> {
-    let mut nodes: Vec<usize> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
-    nodes.sort_unstable();
-    nodes.dedup();
-    // Reachability with the kernels of earlier components in place, so that this one's
-    // kernels cannot close a cycle through them.
-    let reach = region.reach_between(fixed, &nodes)?;
     let mut cuts: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
     // The node bound holds for the component as a whole, across the rounds of cuts.
     let mut nodes_left = NODE_LIMIT;
     for _ in 0..=CUT_ROUNDS {
         interrupt();
         let Formulation { problem, f, variables, constraints } =
-            formulate(region, &reach, &nodes, pairs, &cuts);
+            formulate(region, relations, nodes, pairs, &cuts);
         report.variables += variables;
         report.constraints += constraints;
         let outcome = solve_interruptibly(problem, nodes_left, interrupt)?;
@@ -318,7 +464,7 @@ fn solve_interruptibly(problem: Problem, node_limit: u64, interrupt: &dyn Fn()) 
 /// traversals) `+ Σ c` (allocations), with `N` above any of the sums.
 fn formulate(
     region: &Region,
-    reach: &WindowReach,
+    relations: &Relations,
     nodes: &[usize],
     pairs: &[Pair],
     cuts: &[(Vec<usize>, Vec<usize>)],
@@ -356,18 +502,14 @@ fn formulate(
             );
         }
     }
-    let members: Vec<bool> = (0..region.nodes.len()).map(|k| nodes.binary_search(&k).is_ok()).collect();
-    let outside = |i: usize, j: usize| {
-        reach.statements().any(|x| !members[x] && reach.reaches(i, x) && reach.reaches(x, j))
-    };
     for (x, &i) in nodes.iter().enumerate() {
-        for &j in &nodes[x + 1..] {
-            if !reach.reaches(i, j) {
+        for (y, &j) in nodes.iter().enumerate().skip(x + 1) {
+            if !relations.reaches(x, y) {
                 continue;
             }
             let paired = region.paired.contains(&(i, j));
             let direct = region.preds[j].contains(&i);
-            if (direct && !paired) || outside(i, j) {
+            if (direct && !paired) || relations.outside(x, y) {
                 problem.add_constraint([(at(j), 1.0), (at(i), -1.0)], ComparisonOp::Ge, 1.0);
             }
         }
