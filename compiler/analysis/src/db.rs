@@ -51,7 +51,7 @@ pub const SESSION_INPUT: &str = "__session_input__";
 /// The trait queries take, so that front ends can wrap the database in their own types.
 #[salsa::db]
 pub trait Db: salsa::Database {
-    /// Fusion's solved regions, kept across revisions (`weft_flat::fuse::SolveCache`).
+    /// Fusion's solved ILP components, kept across revisions (`weft_flat::fuse::SolveCache`).
     fn solve_cache(&self) -> &SolveCache;
 }
 
@@ -64,11 +64,12 @@ impl Db for Database {
 
 /// The one database. Cheap to clone: clones share storage, as salsa snapshots do.
 ///
-/// Besides salsa's storage it keeps one memo of its own, fusion's solved regions. Salsa keys a
-/// query by its inputs, and a region's inputs (its function's IR, its place in the file) change
-/// with any edit before it; the memo is keyed by the region's content, so the ILP runs only for
-/// the regions an edit changed. It is a cache of a pure function of its key, so reading it from
-/// a query keeps the query deterministic.
+/// Besides salsa's storage it keeps one memo of its own, fusion's solved ILP components. Salsa
+/// keys a query by its inputs, and a component's inputs (its function's IR, its place in the
+/// file) change with any edit before it, while the top level, where every non-recursive function
+/// is inlined, changes with every edit; the memo is keyed by the component's content, so the ILP
+/// runs only for the components an edit changed. It is a cache of a pure function of its key, so
+/// reading it from a query keeps the query deterministic.
 #[salsa::db]
 #[derive(Clone, Default)]
 pub struct Database {
