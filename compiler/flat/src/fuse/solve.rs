@@ -223,10 +223,10 @@ pub fn ilp(
         };
         let key = region.component_key(&nodes, &pairs, &relations, max_bindings);
         let component = cache.get(&key).unwrap_or_else(|| {
-            let component =
-                solve_or_greedy(region, &clusters, &nodes, &pairs, &relations, max_bindings, interrupt);
-            cache.put(key, component.clone());
-            component
+            let component = Component { nodes: &nodes, pairs: &pairs, relations: &relations };
+            let solved = solve_or_greedy(region, &clusters, &component, max_bindings, interrupt);
+            cache.put(key, solved.clone());
+            solved
         });
         for &(x, root) in &component.unions {
             clusters.union(nodes[x as usize], nodes[root as usize]);
@@ -255,39 +255,45 @@ pub const PAST_BOUND: &str = "greedy (ilp past its bound)";
 /// One component's kernels: each of its statements that is not its cluster's root, with its
 /// root, both as positions in the component's statements; and how the solver did.
 #[derive(Debug, Clone)]
-pub struct ComponentSolution {
+struct ComponentSolution {
     unions: Vec<(u32, u32)>,
     report: SolverReport,
 }
 
-/// The kernels of one component (`nodes`, `pairs`) of the ILP, or of the greedy plan past the
-/// ILP's bounds, with the kernels of earlier components (`fixed`) in place.
+/// One connected component of candidate pairs: its statements in program order, its pairs,
+/// and how its statements connect around it.
+struct Component<'a> {
+    nodes: &'a [usize],
+    pairs: &'a [Pair],
+    relations: &'a Relations,
+}
+
+/// The kernels of one component of the ILP, or of the greedy plan past the ILP's bounds, with
+/// the kernels of earlier components (`fixed`) in place.
 fn solve_or_greedy(
     region: &Region,
     fixed: &Clusters,
-    nodes: &[usize],
-    pairs: &[Pair],
-    relations: &Relations,
+    component: &Component,
     max_bindings: u32,
     interrupt: &dyn Fn(),
 ) -> ComponentSolution {
+    let Component { nodes, pairs, .. } = *component;
     let start = std::time::Instant::now();
     let mut report = SolverReport { method: "ilp".into(), proved_optimal: Some(true), ..Default::default() };
-    let clusters =
-        match solve_component(region, fixed, nodes, pairs, relations, max_bindings, &mut report, interrupt) {
-            Some(fused) => {
-                let mut clusters = fixed.clone();
-                for p in fused {
-                    clusters.union(p.a, p.b);
-                }
-                clusters
+    let clusters = match solve_component(region, fixed, component, max_bindings, &mut report, interrupt) {
+        Some(fused) => {
+            let mut clusters = fixed.clone();
+            for p in fused {
+                clusters.union(p.a, p.b);
             }
-            None => {
-                report.method = PAST_BOUND.into();
-                report.proved_optimal = Some(false);
-                greedy_from(region, fixed.clone(), pairs, max_bindings, interrupt)
-            }
-        };
+            clusters
+        }
+        None => {
+            report.method = PAST_BOUND.into();
+            report.proved_optimal = Some(false);
+            greedy_from(region, fixed.clone(), pairs, max_bindings, interrupt)
+        }
+    };
     report.micros = start.elapsed().as_micros() as u64;
     let position =
         |i: usize| nodes.binary_search(&i).expect("a cluster of the component's statements") as u32;
@@ -355,24 +361,21 @@ fn components(region: &Region) -> Vec<Vec<Pair>> {
 }
 
 /// The fused pairs of an optimal solution, or `None` past the bounds.
-#[allow(clippy::too_many_arguments)]
 fn solve_component(
     region: &Region,
     fixed: &Clusters,
-    nodes: &[usize],
-    pairs: &[Pair],
-    relations: &Relations,
+    component: &Component,
     max_bindings: u32,
     report: &mut SolverReport,
     interrupt: &dyn Fn(),
 ) -> Option<Vec<Pair>> {
+    let Component { nodes, pairs, .. } = *component;
     let mut cuts: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
     // The node bound holds for the component as a whole, across the rounds of cuts.
     let mut nodes_left = NODE_LIMIT;
     for _ in 0..=CUT_ROUNDS {
         interrupt();
-        let Formulation { problem, f, variables, constraints } =
-            formulate(region, relations, nodes, pairs, &cuts);
+        let Formulation { problem, f, variables, constraints } = formulate(region, component, &cuts);
         report.variables += variables;
         report.constraints += constraints;
         let outcome = solve_interruptibly(problem, nodes_left, interrupt)?;
@@ -446,8 +449,8 @@ fn solve_interruptibly(problem: Problem, node_limit: u64, interrupt: &dyn Fn()) 
     }
 }
 
-/// The ILP over `nodes` (the component's statements) and its candidate `pairs`; gives the
-/// problem and each pair's `f` variable (1: apart).
+/// The ILP over a component's statements and candidate pairs; gives the problem and each
+/// pair's `f` variable (1: apart).
 ///
 /// Variables: `o_i` (the kernel's position in the schedule) per statement, `f_p` per pair,
 /// `b_p` per sibling pair (which of the two goes first when apart), `c_a` per array passed
@@ -462,13 +465,8 @@ fn solve_interruptibly(problem: Problem, node_limit: u64, interrupt: &dyn Fn()) 
 ///
 /// Objective, lexicographic by weights as Nessie's: `N²·Σ f` (launches) `+ N·Σ sr·f` (array
 /// traversals) `+ Σ c` (allocations), with `N` above any of the sums.
-fn formulate(
-    region: &Region,
-    relations: &Relations,
-    nodes: &[usize],
-    pairs: &[Pair],
-    cuts: &[(Vec<usize>, Vec<usize>)],
-) -> Formulation {
+fn formulate(region: &Region, component: &Component, cuts: &[(Vec<usize>, Vec<usize>)]) -> Formulation {
+    let Component { nodes, pairs, relations } = *component;
     let m = nodes.len() as f64;
     let shared: u32 = pairs.iter().map(|p| p.shared).sum();
     let arrays: Vec<(usize, crate::ir::VarId)> = passed_arrays(region, pairs);
