@@ -247,3 +247,68 @@ fn a_top_level_edit_resolves_only_the_components_it_changed() {
     let chains = edited.kernels.iter().filter(|k| k.pattern == "map_reduce").count();
     assert_eq!(chains, 40, "each chain's maps and sum are one kernel");
 }
+
+/// A kept component gives exactly the kernels a fresh solve gives, whatever was solved before
+/// it: planning the samples and the run and specialisation corpora one after another in one database (so each
+/// program meets the components kept from every earlier one), in program order and reversed,
+/// gives each program the plan a fresh database gives it.
+#[test]
+fn kept_components_give_the_plans_a_fresh_database_gives() {
+    use weft_analysis::pipeline::{Options, fused_program};
+    let programs = crate::common::weft_programs(&[
+        "samples",
+        "compiler/tests/data/run",
+        "compiler/tests/data/specialise",
+    ]);
+    let plan = |db: &Database, path: &std::path::Path| {
+        let text = std::fs::read_to_string(path).expect("a test program");
+        let file = SourceFile::new(db, path.display().to_string(), text);
+        fused_program(db, file, Options::portable_gpu()).ok().map(|fused| fused.plan.clone())
+    };
+    let fresh: Vec<_> = programs.iter().map(|path| plan(&Database::default(), path)).collect();
+    let compiled = fresh.iter().filter(|p| p.is_some()).count();
+    assert!(compiled >= 30, "only {compiled} of {} programs compile", programs.len());
+    for order in [false, true] {
+        let shared = Database::default();
+        let mut indices: Vec<usize> = (0..programs.len()).collect();
+        if order {
+            indices.reverse();
+        }
+        for i in indices {
+            let (Some(kept), Some(expected)) = (plan(&shared, &programs[i]), &fresh[i]) else { continue };
+            let name = programs[i].display();
+            assert_eq!(kept.kernels, expected.kernels, "{name}, reversed: {order}");
+            assert_eq!(kept.unfused, expected.unfused, "{name}, reversed: {order}");
+        }
+    }
+}
+
+/// The reduction `r` feeds `u`, which fuses with `s` (siblings over `src`), and `s` feeds `p`:
+/// so a path leads from `r` back to `p` through that kernel, and `p`, `r` and `w` (siblings
+/// over `q`) cannot all share one. With `u` made independent of `r`, they can.
+fn backward_path_file(u_reads_r: bool) -> String {
+    let u = if u_reads_r { "[v * r for v in src]" } else { "[v * 2.0 for v in src]" };
+    format!(
+        "src = [1.0, 2.0, 3.0]\nq = [4.0, 5.0, 6.0]\ns = sum(src)\np = [v + s for v in q]\nr = sum(q)\n\
+         w = [v - 1.0 for v in q]\nu = {u}\nprint(p)\nprint(r)\nprint(w)\nprint(u)\n"
+    )
+}
+
+/// A component's key holds the paths that lead from a later statement back to an earlier one
+/// through an earlier component's kernel: after the edit removes such a path, the kept
+/// kernels of the first version are not reused, and the plan is the one a fresh database makes.
+#[test]
+fn a_path_back_through_an_earlier_kernel_is_part_of_the_key() {
+    use weft_analysis::pipeline::{Options, fused_program};
+    let mut db = Database::default();
+    let file = SourceFile::new(&db, "back.weft".to_string(), backward_path_file(true));
+    let before = fused_program(&db, file, Options::default()).expect("the program compiles").plan.clone();
+    file.set_text(&mut db).to(backward_path_file(false));
+    let edited = fused_program(&db, file, Options::default()).expect("the program compiles").plan.clone();
+    let fresh = Database::default();
+    let fresh_file = SourceFile::new(&fresh, "back.weft".to_string(), backward_path_file(false));
+    let expected = fused_program(&fresh, fresh_file, Options::default()).expect("compiles").plan.clone();
+    assert_eq!(edited.kernels, expected.kernels);
+    assert_eq!(edited.unfused, expected.unfused);
+    assert_ne!(before.kernels.len(), edited.kernels.len(), "the path back keeps one kernel apart");
+}

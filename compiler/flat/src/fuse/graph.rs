@@ -285,8 +285,12 @@ impl<'a> Region<'a> {
                 // A variable's first appearance carries what the solvers ask of it, and whether
                 // a statement outside the component reads it (then a kernel must write it out).
                 let ty = region.f.ty(v);
-                let escapes = region.block.results.contains(&v)
-                    || region.readers.get(&v).is_some_and(|readers| readers.iter().any(|&k| at(k).is_none()));
+                // More readers than the component has statements: some reader is outside it.
+                let outside = |readers: &Vec<usize>| {
+                    readers.len() > nodes.len() || readers.iter().any(|&k| at(k).is_none())
+                };
+                let escapes =
+                    region.block.results.contains(&v) || region.readers.get(&v).is_some_and(outside);
                 key.words.extend([
                     u32::from(ty.is_vector()),
                     u32::from(region.is_param(v)),
@@ -398,8 +402,11 @@ impl<'a> Region<'a> {
         }
         let k = nodes.len();
         let mut relations = Relations { k, reaches: vec![false; k * k], outside: vec![false; k * k] };
+        // Every ordered two, not only those in program order: a kernel of an earlier component
+        // that has statements before and after the component can lead from a later statement
+        // back to an earlier one.
         for (x, reached) in forward.iter().enumerate() {
-            for (y, reaching) in backward.iter().enumerate().skip(x + 1) {
+            for (y, reaching) in backward.iter().enumerate().filter(|&(y, _)| y != x) {
                 let j = at(nodes[y]);
                 if reached[j / 64] & (1 << (j % 64)) != 0 {
                     relations.reaches[x * k + y] = true;
@@ -624,9 +631,12 @@ pub struct SolveKey {
 }
 
 /// How the statements of one component (`nodes`, in program order) are connected, with the
-/// kernels of earlier components in place: for each two, `x` before `y` in `nodes`, whether a
-/// path of dependencies leads from the first to the second, and whether one passes through a
-/// statement outside the component. All the ILP asks of the region around a component.
+/// kernels of earlier components in place: for each ordered two, `x` and `y` positions in
+/// `nodes`, whether a path of dependencies leads from the first to the second, and whether one
+/// passes through a statement outside the component. A path can lead from a later statement
+/// back to an earlier one through an earlier component's kernel that spans both. All that the
+/// component's solve (its ILP, its legality and schedule checks) asks of the region beyond
+/// the component's own statements.
 pub struct Relations {
     k: usize,
     reaches: Vec<bool>,
@@ -634,7 +644,7 @@ pub struct Relations {
 }
 
 impl Relations {
-    /// Whether a path leads from the `x`th statement to the `y`th (`x < y`).
+    /// Whether a path leads from the `x`th statement to the `y`th.
     pub fn reaches(&self, x: usize, y: usize) -> bool {
         self.reaches[x * self.k + y]
     }

@@ -21,9 +21,9 @@ pub const CUT_ROUNDS: u32 = 8;
 /// How the solver did on one region, for the plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SolverReport {
-    /// `none`, `greedy`, `ilp`, or `greedy (ilp past its bound)`; for a region whose ILP
-    /// went past its bound in some statement groups only, `ilp, greedy in N of M statement
-    /// groups (ilp past its bound)`.
+    /// `none`, `greedy`, `ilp`, or `greedy (ilp past its bound)` (every component that needed
+    /// a solver went past it); for a region where only some did, `ilp, greedy in N of M
+    /// components (ilp past its bound)`, M counting all the region's components.
     pub method: String,
     /// Whether the ILP proved its solution optimal (absent when it did not run).
     pub proved_optimal: Option<bool>,
@@ -39,19 +39,20 @@ pub struct SolverReport {
 }
 
 impl SolverReport {
-    /// Adds a statement group's report to its region's (`fuse`): the counts add up, and the
-    /// region is proved optimal when each group is.
-    pub fn add(&mut self, group: &SolverReport) {
-        self.proved_optimal = match (self.proved_optimal, group.proved_optimal) {
+    /// Adds a component's report to its region's (`ilp`): the counts add up, and the region is
+    /// proved optimal when each component is. A kept component adds the time of its first
+    /// solve.
+    pub fn add(&mut self, component: &SolverReport) {
+        self.proved_optimal = match (self.proved_optimal, component.proved_optimal) {
             (Some(a), Some(b)) => Some(a && b),
             (a, b) => a.or(b),
         };
-        self.variables += group.variables;
-        self.constraints += group.constraints;
-        self.branch_nodes += group.branch_nodes;
-        self.simplex_iterations += group.simplex_iterations;
-        self.cuts += group.cuts;
-        self.micros += group.micros;
+        self.variables += component.variables;
+        self.constraints += component.constraints;
+        self.branch_nodes += component.branch_nodes;
+        self.simplex_iterations += component.simplex_iterations;
+        self.cuts += component.cuts;
+        self.micros += component.micros;
     }
 }
 
@@ -189,8 +190,8 @@ fn greedy_from(
 
 /// Nessie's formulation (`docs/fusion.md` gives it in full), one connected component of
 /// candidate pairs at a time, in program order, each with the kernels of the earlier ones in
-/// place. A component past the node bound, or still over its bindings after `CUT_ROUNDS`
-/// rounds of cuts, gets the greedy plan. Each component's kernels are kept in `cache` by its
+/// place. A component past the node bound, still over its bindings after `CUT_ROUNDS` rounds of
+/// cuts, or whose solve fails, gets the greedy plan. Each component's kernels are kept in `cache` by its
 /// `SolveKey`, so an edit solves again only the components it changed. `interrupt` is called
 /// before each component and each round of cuts.
 pub fn ilp(
@@ -202,7 +203,9 @@ pub fn ilp(
     let mut report = SolverReport { method: "ilp".into(), proved_optimal: Some(true), ..Default::default() };
     let mut clusters = Clusters::singletons(region.nodes.len());
     let (mut solved, mut past_bound) = (0, 0);
-    for pairs in components(region) {
+    let components = components(region);
+    let total = components.len();
+    for pairs in components {
         interrupt();
         // One pair: fusing it is optimal exactly when it is legal, no solver needed.
         if let [p] = pairs.as_slice() {
@@ -239,12 +242,13 @@ pub fn ilp(
         // Kept kernels that form a cycle here would be a bug in the key; the greedy plan is
         // legal by construction, so it decides rather than a wrong schedule.
         debug_assert!(false, "the ILP's kernels form a cycle");
-        return (greedy(region, max_bindings, interrupt), SolverReport { method: "greedy".into(), ..report });
+        let report = SolverReport { method: "greedy".into(), proved_optimal: Some(false), ..report };
+        return (greedy(region, max_bindings, interrupt), report);
     }
     report.method = match past_bound {
         0 => report.method,
         n if n == solved => PAST_BOUND.into(),
-        n => format!("ilp, greedy in {n} of {solved} components (ilp past its bound)"),
+        n => format!("ilp, greedy in {n} of {total} components (ilp past its bound)"),
     };
     (clusters, report)
 }
@@ -502,13 +506,16 @@ fn formulate(region: &Region, component: &Component, cuts: &[(Vec<usize>, Vec<us
     }
     for (x, &i) in nodes.iter().enumerate() {
         for (y, &j) in nodes.iter().enumerate().skip(x + 1) {
-            if !relations.reaches(x, y) {
-                continue;
-            }
-            let paired = region.paired.contains(&(i, j));
-            let direct = region.preds[j].contains(&i);
-            if (direct && !paired) || relations.outside(x, y) {
-                problem.add_constraint([(at(j), 1.0), (at(i), -1.0)], ComparisonOp::Ge, 1.0);
+            if relations.reaches(x, y) {
+                let paired = region.paired.contains(&(i, j));
+                let direct = region.preds[j].contains(&i);
+                if (direct && !paired) || relations.outside(x, y) {
+                    problem.add_constraint([(at(j), 1.0), (at(i), -1.0)], ComparisonOp::Ge, 1.0);
+                }
+            } else if relations.reaches(y, x) {
+                // A path back from the later statement, through an earlier component's kernel
+                // that spans both: the earlier statement's kernel runs after the later one's.
+                problem.add_constraint([(at(i), 1.0), (at(j), -1.0)], ComparisonOp::Ge, 1.0);
             }
         }
     }
