@@ -191,9 +191,9 @@ fn greedy_from(
 /// Nessie's formulation (`docs/fusion.md` gives it in full), one connected component of
 /// candidate pairs at a time, in program order, each with the kernels of the earlier ones in
 /// place. A component past the node bound, still over its bindings after `CUT_ROUNDS` rounds of
-/// cuts, or whose solve fails, gets the greedy plan. Each component's kernels are kept in `cache` by its
-/// `SolveKey`, so an edit solves again only the components it changed. `interrupt` is called
-/// before each component and each round of cuts.
+/// cuts, or whose solve fails, gets the greedy plan. Each component's kernels are kept in
+/// `cache` by its `SolveKey`, so an edit solves again only the components it changed.
+/// `interrupt` is called before each component and each round of cuts.
 pub fn ilp(
     region: &Region,
     max_bindings: u32,
@@ -464,6 +464,8 @@ fn solve_interruptibly(problem: Problem, node_limit: u64, interrupt: &dyn Fn()) 
 /// - a sibling pair: `|o_b - o_a| ≤ M·f`, and apart means different positions, by `b_p`;
 /// - statements with a dependency path through something outside the component (or a
 ///   dependency that is not a candidate pair): `o_b ≥ o_a + 1`, which keeps kernels convex;
+/// - a path back from the later statement to the earlier (through an earlier component's kernel
+///   that has statements before and after both): `o_a ≥ o_b + 1`;
 /// - `c_a ≥ f_p` for each array the pair passes;
 /// - each cut: `Σ f(inside) + Σ (1 - f(boundary)) ≥ 1`.
 ///
