@@ -488,7 +488,7 @@ impl<'a> Region<'a> {
     }
 
     /// Each statement's kernel: its cluster's root, or itself if it cannot join one.
-    fn units(&self, clusters: &super::solve::Clusters) -> Vec<usize> {
+    pub(super) fn units(&self, clusters: &super::solve::Clusters) -> Vec<usize> {
         (0..self.nodes.len()).map(|i| if self.nodes[i].fusable() { clusters.find(i) } else { i }).collect()
     }
 

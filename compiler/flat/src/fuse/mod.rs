@@ -374,20 +374,11 @@ impl Fuser<'_> {
 /// statement, ordered by Kahn's algorithm, earliest original position first.
 fn schedule(region: &Region, clusters: &Clusters) -> Vec<Vec<usize>> {
     let n = region.nodes.len();
+    let unit_of = region.units(clusters);
     let mut units: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for i in 0..n {
-        let root = if region.nodes[i].fusable() { clusters.find(i) } else { i };
+    for (i, &root) in unit_of.iter().enumerate() {
         units.entry(root).or_default().push(i);
     }
-    let unit_of: Vec<usize> = {
-        let mut u = vec![0; n];
-        for (&root, members) in &units {
-            for &m in members {
-                u[m] = root;
-            }
-        }
-        u
-    };
     let mut waiting: BTreeMap<usize, usize> = units.keys().map(|&r| (r, 0)).collect();
     let mut succs: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for j in 0..n {

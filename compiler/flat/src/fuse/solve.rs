@@ -254,7 +254,7 @@ pub fn ilp(
 }
 
 /// The method of a component, or of a region, whose ILP went past its bound.
-pub const PAST_BOUND: &str = "greedy (ilp past its bound)";
+const PAST_BOUND: &str = "greedy (ilp past its bound)";
 
 /// One component's kernels: each of its statements that is not its cluster's root, with its
 /// root, both as positions in the component's statements; and how the solver did.
@@ -397,7 +397,9 @@ fn solve_component(
         for p in &fused {
             clusters.union(p.a, p.b);
         }
-        if !region.schedulable(&clusters) {
+        // The earlier kernels form a schedule, so a cycle would pass through one of this
+        // component's, all inside the window around its statements.
+        if !region.acyclic_around(&clusters, nodes[0], nodes[nodes.len() - 1]) {
             return None;
         }
         let mut roots: Vec<usize> = nodes.iter().map(|&i| clusters.find(i)).collect();
