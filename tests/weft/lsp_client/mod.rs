@@ -88,15 +88,19 @@ impl Client {
         id
     }
 
+    /// The next message before `deadline`. A request from the server (a refresh) is answered at
+    /// once, and returned like any other message.
+    fn receive(&mut self, deadline: Instant) -> Result<Value, RecvTimeoutError> {
+        let message = self.messages.recv_timeout(deadline.saturating_duration_since(Instant::now()))?;
+        if message.get("method").is_some() && message.get("id").is_some() {
+            self.send(json!({ "jsonrpc": "2.0", "id": message["id"].clone(), "result": null }));
+        }
+        Ok(message)
+    }
+
     pub fn next(&mut self, deadline: Instant) -> Value {
-        match self.messages.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(message) => {
-                // A request from the server (a refresh) is answered at once, and kept.
-                if message.get("method").is_some() && message.get("id").is_some() {
-                    self.send(json!({ "jsonrpc": "2.0", "id": message["id"].clone(), "result": null }));
-                }
-                message
-            }
+        match self.receive(deadline) {
+            Ok(message) => message,
             Err(RecvTimeoutError::Timeout) => {
                 panic!("no message from the server in time; seen {:?}", self.seen)
             }
@@ -116,14 +120,7 @@ impl Client {
             return self.seen.remove(k)["params"]["diagnostics"].as_array().cloned();
         }
         loop {
-            let message = match self.messages.recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            {
-                Ok(message) => message,
-                Err(_) => return None,
-            };
-            if message.get("method").is_some() && message.get("id").is_some() {
-                self.send(json!({ "jsonrpc": "2.0", "id": message["id"].clone(), "result": null }));
-            }
+            let message = self.receive(deadline).ok()?;
             if wanted(&message) {
                 return message["params"]["diagnostics"].as_array().cloned();
             }

@@ -161,6 +161,17 @@ fn changing_a_functions_type_reinfers_its_callers_and_nothing_else() {
     assert_eq!(count(&run, "function_types"), 2, "g and f only: {run:?}");
 }
 
+/// The fusion plan a fresh database makes of `text`, compared with `plan`: an edited
+/// database's kept solves must give exactly what solving afresh gives.
+fn assert_plan_is_fresh(plan: &weft_flat::fuse::plan::FusionPlan, name: &str, text: String) {
+    use weft_analysis::pipeline::{Options, fused_program};
+    let fresh = Database::default();
+    let file = SourceFile::new(&fresh, name.to_string(), text);
+    let expected = &fused_program(&fresh, file, Options::default()).expect("the program compiles").plan;
+    assert_eq!(plan.kernels, expected.kernels, "{name}");
+    assert_eq!(plan.unfused, expected.unfused, "{name}");
+}
+
 /// Functions whose loops differ in how many maps their bodies chain (so each loop body is a
 /// region of its own kind), all called from the top level.
 fn looping_file(extra_map_in_first: bool) -> String {
@@ -198,12 +209,7 @@ fn an_edit_resolves_only_the_fusion_regions_it_changed() {
     let edited = fused_program(&db, file, Options::default()).expect("the program compiles").plan.clone();
     let new_solves = db.solve_cache().len() - solved;
     assert_eq!(new_solves, 1, "components solved again after a one-loop edit");
-
-    let fresh = Database::default();
-    let fresh_file = SourceFile::new(&fresh, "loops.weft".to_string(), looping_file(true));
-    let expected = fused_program(&fresh, fresh_file, Options::default()).expect("compiles").plan.clone();
-    assert_eq!(edited.kernels, expected.kernels);
-    assert_eq!(edited.unfused, expected.unfused);
+    assert_plan_is_fresh(&edited, "loops.weft", looping_file(true));
 }
 
 /// A top level of independent chains of maps ending in a sum, each over its own input; chain
@@ -238,20 +244,15 @@ fn a_top_level_edit_resolves_only_the_components_it_changed() {
     file.set_text(&mut db).to(chains_file(Some(17)));
     let edited = fused_program(&db, file, Options::default()).expect("the program compiles").plan.clone();
     assert_eq!(db.solve_cache().len(), 6, "only the edited chain's component is solved again");
-
-    let fresh = Database::default();
-    let fresh_file = SourceFile::new(&fresh, "chains.weft".to_string(), chains_file(Some(17)));
-    let expected = fused_program(&fresh, fresh_file, Options::default()).expect("compiles").plan.clone();
-    assert_eq!(edited.kernels, expected.kernels);
-    assert_eq!(edited.unfused, expected.unfused);
+    assert_plan_is_fresh(&edited, "chains.weft", chains_file(Some(17)));
     let chains = edited.kernels.iter().filter(|k| k.pattern == "map_reduce").count();
     assert_eq!(chains, 40, "each chain's maps and sum are one kernel");
 }
 
 /// A kept component gives exactly the kernels a fresh solve gives, whatever was solved before
-/// it: planning the samples and the run and specialisation corpora one after another in one database (so each
-/// program meets the components kept from every earlier one), in program order and reversed,
-/// gives each program the plan a fresh database gives it.
+/// it: planning the samples and the run and specialisation corpora one after another in one
+/// database (so each program meets the components kept from every earlier one), in program
+/// order and reversed, gives each program the plan a fresh database gives it.
 #[test]
 fn kept_components_give_the_plans_a_fresh_database_gives() {
     use weft_analysis::pipeline::{Options, fused_program};
@@ -305,10 +306,6 @@ fn a_path_back_through_an_earlier_kernel_is_part_of_the_key() {
     let before = fused_program(&db, file, Options::default()).expect("the program compiles").plan.clone();
     file.set_text(&mut db).to(backward_path_file(false));
     let edited = fused_program(&db, file, Options::default()).expect("the program compiles").plan.clone();
-    let fresh = Database::default();
-    let fresh_file = SourceFile::new(&fresh, "back.weft".to_string(), backward_path_file(false));
-    let expected = fused_program(&fresh, fresh_file, Options::default()).expect("compiles").plan.clone();
-    assert_eq!(edited.kernels, expected.kernels);
-    assert_eq!(edited.unfused, expected.unfused);
+    assert_plan_is_fresh(&edited, "back.weft", backward_path_file(false));
     assert_ne!(before.kernels.len(), edited.kernels.len(), "the path back keeps one kernel apart");
 }
