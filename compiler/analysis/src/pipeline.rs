@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use weft_core as core;
 use weft_flat::fuse::{self, plan::FusionPlan};
 use weft_flat::wgsl::program::{ProgramKernel, program_kernels};
-use weft_flat::{flatten, ir};
+use weft_flat::{flatten, ir, positions};
 use weft_syntax::diagnostics::Diagnostic;
 
 use crate::check::file_diagnostics;
@@ -129,9 +129,7 @@ fn entry_query(
         return Err(vec![Diagnostic::new(weft_syntax::Code::InternalError, Default::default(), why)]);
     }
     let flat = flatten::flatten_entry(program, func, options.flatten).map_err(|d| vec![d])?;
-    let interrupt = || db.unwind_if_revision_cancelled();
-    let (program, plan) = fuse::fuse_interruptibly(&flat, options.fusion, &interrupt, db.solve_cache());
-    Ok(Fused { program, plan })
+    Ok(fuse_by_function(db, &flat, options.fusion))
 }
 
 #[salsa::tracked(returns(ref))]
@@ -148,9 +146,43 @@ fn flat_query(
 #[salsa::tracked(returns(ref))]
 fn fused_query(db: &dyn Db, file: SourceFile, options: Options) -> Result<Fused, Vec<Diagnostic>> {
     let flat = flat_program(db, file, options.flatten)?;
+    Ok(fuse_by_function(db, flat, options.fusion))
+}
+
+/// One function of a flat program, its spans as ranks (`weft_flat::positions`), with the
+/// fusion options: interned by content, so a function an edit did not change is the same
+/// value wherever its text moved.
+#[salsa::interned]
+struct FunctionToFuse<'db> {
+    #[returns(ref)]
+    function: ir::Function,
+    options: fuse::Options,
+}
+
+/// One function's fusion: the plan per function instance. An edit re-plans the functions whose
+/// IR it changed; every other is this query's memo.
+#[salsa::tracked(returns(ref))]
+fn fused_function<'db>(db: &'db dyn Db, unit: FunctionToFuse<'db>) -> fuse::FunctionFusion {
     let interrupt = || db.unwind_if_revision_cancelled();
-    let (program, plan) = fuse::fuse_interruptibly(flat, options.fusion, &interrupt, db.solve_cache());
-    Ok(Fused { program, plan })
+    fuse::fuse_function(unit.function(db), *unit.options(db), &interrupt, db.solve_cache())
+}
+
+/// The fused program and its plan, assembled from each function's `fused_function`: the same
+/// program and plan as `fuse::fuse` of the whole program.
+fn fuse_by_function(db: &dyn Db, flat: &ir::Program, options: fuse::Options) -> Fused {
+    let parts = flat
+        .functions
+        .iter()
+        .map(|f| {
+            let (ranked, ranks) = positions::ranked(f);
+            let mut part = fused_function(db, FunctionToFuse::new(db, ranked, options)).clone();
+            ranks.restore(&mut part.function);
+            part.plan.map_spans(|span| ranks.range(span));
+            part
+        })
+        .collect();
+    let (program, plan) = fuse::assemble(flat, options, parts);
+    Fused { program, plan }
 }
 
 #[salsa::tracked(returns(ref))]

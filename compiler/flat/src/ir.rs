@@ -192,7 +192,32 @@ impl Stmt {
     }
 }
 
+impl Stmt {
+    /// Calls `visit` on this statement, then on every statement nested in it: its blocks'
+    /// and a kernel's body.
+    pub fn for_each_mut(&mut self, visit: &mut dyn FnMut(&mut Stmt)) {
+        visit(self);
+        match &mut self.kind {
+            StmtKind::If { then, otherwise, .. } => {
+                then.for_each_stmt_mut(visit);
+                otherwise.for_each_stmt_mut(visit);
+            }
+            StmtKind::While { cond, body, .. } | StmtKind::ElementLoop { cond, body, .. } => {
+                cond.for_each_stmt_mut(visit);
+                body.for_each_stmt_mut(visit);
+            }
+            StmtKind::Kernel(kernel) => kernel.body.iter_mut().for_each(|stmt| stmt.for_each_mut(visit)),
+            StmtKind::Op { .. } | StmtKind::Call { .. } | StmtKind::Print { .. } => {}
+        }
+    }
+}
+
 impl Block {
+    /// Calls `visit` on every statement of the block, nested ones included (`Stmt::for_each_mut`).
+    pub fn for_each_stmt_mut(&mut self, visit: &mut dyn FnMut(&mut Stmt)) {
+        self.stmts.iter_mut().for_each(|stmt| stmt.for_each_mut(visit));
+    }
+
     /// Every variable the block's statements and results read.
     pub fn reads(&self, out: &mut Vec<VarId>) {
         for stmt in &self.stmts {

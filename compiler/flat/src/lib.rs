@@ -9,5 +9,6 @@
 pub mod flatten;
 pub mod fuse;
 pub mod ir;
+pub mod positions;
 pub mod simplify;
 pub mod wgsl;

@@ -309,3 +309,67 @@ fn a_path_back_through_an_earlier_kernel_is_part_of_the_key() {
     assert_plan_is_fresh(&edited, "back.weft", backward_path_file(false));
     assert_ne!(before.kernels.len(), edited.kernels.len(), "the path back keeps one kernel apart");
 }
+
+/// Two recursive functions (each flattened into IR functions of its own) and a top level that
+/// calls them; `edit` changes one place.
+fn recursive_file(edit: RecursiveEdit) -> String {
+    let sort = |name: &str, ty: &str, one: &str| {
+        let lesser = match (edit, name) {
+            (RecursiveEdit::InsideQs, "qs") => "[x * 1 for x in xs if x < pivot]",
+            _ => "[x for x in xs if x < pivot]",
+        };
+        format!(
+            "def {name}(xs: [{ty}]) -> [{ty}]:\n    if len(xs) < 2:\n        return xs\n    \
+             pivot = xs[len(xs) // 2]\n    lesser = {lesser}\n    equal = [x for x in xs if x == pivot]\n    \
+             greater = [x for x in xs if x > pivot]\n    parts = [{name}(part) for part in [lesser, greater]]\n    \
+             return concat(concat(parts[0], equal), parts[1])\n\nprint({name}([{one}]))\n\n"
+        )
+    };
+    let mut res = String::new();
+    if edit == RecursiveEdit::LineAtTheTop {
+        res.push_str("# a line that moves everything below it\n");
+    }
+    res.push_str(&sort("qs", "i32", "5, 3, 8, 1"));
+    res.push_str(&sort("qs2", "f32", "2.5, -1.0, 0.0"));
+    let last = if edit == RecursiveEdit::TopLevel { "[x + 1 for x in [1, 2, 3]]" } else { "[1, 2, 3]" };
+    res.push_str(&format!("print(sum({last}))\n"));
+    res
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RecursiveEdit {
+    None,
+    InsideQs,
+    TopLevel,
+    LineAtTheTop,
+}
+
+/// Each function instance's fusion is a query of its own, keyed by its IR with positions made
+/// relative: an edit re-plans exactly the functions whose IR it changed (an edit inside `qs`
+/// re-plans `qs`'s IR functions, one at the top level the top level's, and a line that only
+/// moves text none), and the assembled plan is the one a fresh database makes.
+#[test]
+fn an_edit_replans_only_the_functions_it_changed() {
+    use weft_analysis::pipeline::{Options, flat_program, fused_program};
+    for (edit, replanned) in [
+        (RecursiveEdit::InsideQs, vec!["qs"]),
+        (RecursiveEdit::TopLevel, vec!["main"]),
+        (RecursiveEdit::LineAtTheTop, vec![]),
+    ] {
+        let (mut db, log) = Database::with_execution_log();
+        let file = SourceFile::new(&db, "recursive.weft".to_string(), recursive_file(RecursiveEdit::None));
+        let before = fused_program(&db, file, Options::default()).expect("the program compiles");
+        let functions = before.program.functions.len();
+        assert_eq!(count(&log.take(), "fused_function"), functions, "each function is planned once at first");
+
+        file.set_text(&mut db).to(recursive_file(edit));
+        let edited = fused_program(&db, file, Options::default()).expect("the program compiles").plan.clone();
+        let flat = flat_program(&db, file, Options::default().flatten).expect("the program compiles");
+        let source_name = |name: &str| name.split(['^', '.', '[']).next().unwrap_or_default().to_string();
+        let expected =
+            flat.functions.iter().filter(|f| replanned.contains(&source_name(&f.name).as_str())).count();
+        assert!(expected >= replanned.len(), "each of {replanned:?} has IR functions: {expected}");
+        assert_eq!(count(&log.take(), "fused_function"), expected, "{edit:?} re-plans {replanned:?} only");
+        assert_plan_is_fresh(&edited, "recursive.weft", recursive_file(edit));
+    }
+}

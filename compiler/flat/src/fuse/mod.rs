@@ -89,28 +89,89 @@ pub fn fuse_interruptibly(
     interrupt: &dyn Fn(),
     cache: &SolveCache,
 ) -> (Program, FusionPlan) {
+    let parts = program.functions.iter().map(|f| fuse_function(f, options, interrupt, cache)).collect();
+    assemble(program, options, parts)
+}
+
+/// One function's fusion: its body with the chosen kernels, and its part of the plan (no
+/// schedules: they are the program's), its kernels named as if it were the program's only
+/// function (`k0_..` first). `assemble` numbers them on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionFusion {
+    pub function: Function,
+    pub plan: FusionPlan,
+}
+
+/// The kernels of one function, chosen on their own: a function's plan reads nothing outside
+/// it, so the pipeline caches each function's fusion as a query of its own.
+pub fn fuse_function(
+    f: &Function,
+    options: Options,
+    interrupt: &dyn Fn(),
+    cache: &SolveCache,
+) -> FunctionFusion {
     let mut plan = FusionPlan::new(options);
-    let mut functions = Vec::with_capacity(program.functions.len());
-    for f in &program.functions {
-        let rewritten;
-        let f = if options.strategy == Strategy::None {
-            f
-        } else {
-            let (g, at) = rewrite::filters(f);
-            plan.rewrites.extend(at.into_iter().map(|(rule, span)| PlanOp::new(rule.into(), span)));
-            rewritten = g;
-            &rewritten
-        };
-        let facts = graph::VarFacts::of(f);
-        let mut fuser = Fuser { f, options, facts: &facts, plan: &mut plan, interrupt, cache };
-        let body = fuser.block(&f.body);
-        functions.push(Function { body, ..f.clone() });
+    let rewritten;
+    let f = if options.strategy == Strategy::None {
+        f
+    } else {
+        let (g, at) = rewrite::filters(f);
+        plan.rewrites.extend(at.into_iter().map(|(rule, span)| PlanOp::new(rule.into(), span)));
+        rewritten = g;
+        &rewritten
+    };
+    let facts = graph::VarFacts::of(f);
+    let mut fuser = Fuser { f, options, facts: &facts, plan: &mut plan, interrupt, cache };
+    let body = fuser.block(&f.body);
+    FunctionFusion { function: Function { body, ..f.clone() }, plan }
+}
+
+/// The fused program and its plan from each function's fusion, in the program's order: the
+/// kernels are numbered through the whole plan, and the program's schedules recorded.
+pub fn assemble(program: &Program, options: Options, parts: Vec<FunctionFusion>) -> (Program, FusionPlan) {
+    let mut plan = FusionPlan::new(options);
+    let mut functions = Vec::with_capacity(parts.len());
+    for FunctionFusion { mut function, plan: part } in parts {
+        let earlier = plan.kernels.len();
+        let (mut kernels, mut unfused) = (part.kernels, part.unfused);
+        if earlier > 0 {
+            let renamed = |name: &mut String| *name = numbered_from(name, earlier);
+            kernels.iter_mut().for_each(|k| renamed(&mut k.name));
+            unfused.iter_mut().for_each(|u| {
+                renamed(&mut u.from_kernel);
+                renamed(&mut u.to_kernel);
+            });
+            function.body.for_each_stmt_mut(&mut |stmt| {
+                if let StmtKind::Kernel(kernel) = &mut stmt.kind {
+                    renamed(&mut kernel.name);
+                }
+            });
+        }
+        plan.kernels.extend(kernels);
+        plan.unfused.extend(unfused);
+        plan.regions.extend(part.regions);
+        plan.rewrites.extend(part.rewrites);
+        functions.push(function);
     }
     for &(span, schedule) in &program.schedules {
         plan.schedules.push(plan::ScheduleChoice::new(span, schedule));
     }
     let fused = Program { functions, ..program.clone() };
     (fused, plan)
+}
+
+/// A kernel's name (`k{n}_{pattern}`, numbered in its function) numbered after `earlier`
+/// kernels of the plan.
+fn numbered_from(name: &str, earlier: usize) -> String {
+    let numbered = name.strip_prefix('k').and_then(|rest| rest.split_once('_'));
+    match numbered.and_then(|(n, pattern)| Some((n.parse::<usize>().ok()?, pattern))) {
+        Some((n, pattern)) => kernel_name(n + earlier, pattern),
+        None => name.to_string(),
+    }
+}
+
+fn kernel_name(n: usize, pattern: &str) -> String {
+    format!("k{n}_{pattern}")
 }
 
 struct Fuser<'a> {
@@ -211,7 +272,7 @@ impl Fuser<'_> {
     }
 
     fn next_name(&self, pattern: &str) -> String {
-        format!("k{}_{pattern}", self.plan.kernels.len())
+        kernel_name(self.plan.kernels.len(), pattern)
     }
 
     /// The plan's entry for a statement that runs as its own kernel (or kernels), if it runs

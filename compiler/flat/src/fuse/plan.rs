@@ -205,6 +205,21 @@ impl FusionPlan {
         }
     }
 
+    /// Replaces every span the plan records (its ops', schedules' and regions') with what `map`
+    /// gives for it; lines and columns are left as they are.
+    pub fn map_spans(&mut self, mut map: impl FnMut(TextRange) -> TextRange) {
+        let ops = self.kernels.iter_mut().flat_map(|k| k.ops.iter_mut());
+        let ops = ops.chain(self.unfused.iter_mut().flat_map(|u| [&mut u.from, &mut u.to]));
+        let ops = ops.chain(self.rewrites.iter_mut());
+        let spans = ops.map(|op| (&mut op.start, &mut op.end));
+        let spans = spans.chain(self.schedules.iter_mut().map(|s| (&mut s.start, &mut s.end)));
+        let spans = spans.chain(self.regions.iter_mut().map(|r| (&mut r.start, &mut r.end)));
+        for (start, end) in spans {
+            let mapped = map(TextRange::new((*start).into(), (*end).into()));
+            (*start, *end) = (mapped.start().into(), mapped.end().into());
+        }
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a plan serialises")
     }
