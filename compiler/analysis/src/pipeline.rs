@@ -129,7 +129,9 @@ fn entry_query(
         return Err(vec![Diagnostic::new(weft_syntax::Code::InternalError, Default::default(), why)]);
     }
     let flat = flatten::flatten_entry(program, func, options.flatten).map_err(|d| vec![d])?;
-    Ok(fuse_by_function(db, &flat, options.fusion))
+    let interrupt = || db.unwind_if_revision_cancelled();
+    let (program, plan) = fuse::fuse_interruptibly(&flat, options.fusion, &interrupt, db.solve_cache());
+    Ok(Fused { program, plan })
 }
 
 #[salsa::tracked(returns(ref))]
@@ -146,42 +148,55 @@ fn flat_query(
 #[salsa::tracked(returns(ref))]
 fn fused_query(db: &dyn Db, file: SourceFile, options: Options) -> Result<Fused, Vec<Diagnostic>> {
     let flat = flat_program(db, file, options.flatten)?;
-    Ok(fuse_by_function(db, flat, options.fusion))
+    Ok(fuse_by_function(db, file, flat, options))
 }
 
-/// One function of a flat program, its spans as ranks (`weft_flat::positions`), with the
-/// fusion options: interned by content, so a function an edit did not change is the same
-/// value wherever its text moved.
-#[salsa::interned]
-struct FunctionToFuse<'db> {
-    #[returns(ref)]
-    function: ir::Function,
-    options: fuse::Options,
-}
-
-/// One function's fusion: the plan per function instance. An edit re-plans the functions whose
-/// IR it changed; every other is this query's memo.
+/// Function `index` of the flat program, its spans as ranks (`weft_flat::positions`): the
+/// value it had before an edit that only moved its text, so salsa keeps what was computed from
+/// it (`fused_function`) however many lines moved.
 #[salsa::tracked(returns(ref))]
-fn fused_function<'db>(db: &'db dyn Db, unit: FunctionToFuse<'db>) -> fuse::FunctionFusion {
+fn ranked_function(
+    db: &dyn Db,
+    file: SourceFile,
+    options: flatten::Options,
+    index: usize,
+) -> Option<ir::Function> {
+    let flat = flat_program(db, file, options).ok()?;
+    flat.functions.get(index).map(positions::ranked)
+}
+
+/// Function `index`'s fusion, spans as ranks: the plan per function instance. An edit re-plans
+/// the functions whose IR it changed; every other is this query's memo.
+#[salsa::tracked(returns(ref))]
+fn fused_function(
+    db: &dyn Db,
+    file: SourceFile,
+    options: Options,
+    index: usize,
+) -> Option<fuse::FunctionFusion> {
+    let function = ranked_function(db, file, options.flatten, index).as_ref()?;
     let interrupt = || db.unwind_if_revision_cancelled();
-    fuse::fuse_function(unit.function(db), *unit.options(db), &interrupt, db.solve_cache())
+    Some(fuse::fuse_function(function, options.fusion, &interrupt, db.solve_cache()))
 }
 
 /// The fused program and its plan, assembled from each function's `fused_function`: the same
 /// program and plan as `fuse::fuse` of the whole program.
-fn fuse_by_function(db: &dyn Db, flat: &ir::Program, options: fuse::Options) -> Fused {
-    let parts = flat
-        .functions
-        .iter()
-        .map(|f| {
-            let (ranked, ranks) = positions::ranked(f);
-            let mut part = fused_function(db, FunctionToFuse::new(db, ranked, options)).clone();
+fn fuse_by_function(db: &dyn Db, file: SourceFile, flat: &ir::Program, options: Options) -> Fused {
+    let parts = (flat.functions.iter().enumerate())
+        .map(|(index, f)| {
+            let Some(part) = fused_function(db, file, options, index) else {
+                // Not reached (the query reads this very program), but fusing here is right.
+                let interrupt = || db.unwind_if_revision_cancelled();
+                return fuse::fuse_function(f, options.fusion, &interrupt, db.solve_cache());
+            };
+            let mut part = part.clone();
+            let ranks = positions::Ranks::of(f);
             ranks.restore(&mut part.function);
             part.plan.map_spans(|span| ranks.range(span));
             part
         })
         .collect();
-    let (program, plan) = fuse::assemble(flat, options, parts);
+    let (program, plan) = fuse::assemble(flat, options.fusion, parts);
     Fused { program, plan }
 }
 

@@ -218,6 +218,25 @@ impl Block {
         self.stmts.iter_mut().for_each(|stmt| stmt.for_each_mut(visit));
     }
 
+    /// Every statement's span, nested statements' included, in no particular order.
+    pub fn spans(&self, out: &mut Vec<TextRange>) {
+        for stmt in &self.stmts {
+            out.push(stmt.span);
+            match &stmt.kind {
+                StmtKind::If { then, otherwise, .. } => {
+                    then.spans(out);
+                    otherwise.spans(out);
+                }
+                StmtKind::While { cond, body, .. } | StmtKind::ElementLoop { cond, body, .. } => {
+                    cond.spans(out);
+                    body.spans(out);
+                }
+                StmtKind::Kernel(kernel) => out.extend(kernel.body.iter().map(|stmt| stmt.span)),
+                StmtKind::Op { .. } | StmtKind::Call { .. } | StmtKind::Print { .. } => {}
+            }
+        }
+    }
+
     /// Every variable the block's statements and results read.
     pub fn reads(&self, out: &mut Vec<VarId>) {
         for stmt in &self.stmts {

@@ -19,24 +19,32 @@ pub struct Ranks {
     offsets: Vec<TextSize>,
 }
 
-/// `f` with every span's offsets replaced by their ranks, and the ranks to map them back.
-pub fn ranked(f: &Function) -> (Function, Ranks) {
-    let mut ranked = f.clone();
-    let mut offsets = vec![TextSize::from(0)];
-    ranked.body.for_each_stmt_mut(&mut |stmt| offsets.extend([stmt.span.start(), stmt.span.end()]));
-    offsets.sort_unstable();
-    offsets.dedup();
+/// `f` with every span's offsets replaced by their ranks (`Ranks::of(f)`'s).
+pub fn ranked(f: &Function) -> Function {
+    let offsets = Ranks::of(f).offsets;
     let rank = |offset: TextSize| {
         let at = offsets.binary_search(&offset).expect("every offset is in the table");
         TextSize::from(at as u32)
     };
+    let mut ranked = f.clone();
     ranked.body.for_each_stmt_mut(&mut |stmt| {
         stmt.span = TextRange::new(rank(stmt.span.start()), rank(stmt.span.end()));
     });
-    (ranked, Ranks { offsets })
+    ranked
 }
 
 impl Ranks {
+    /// The offsets of `f`'s spans, by rank.
+    pub fn of(f: &Function) -> Ranks {
+        let mut spans = Vec::new();
+        f.body.spans(&mut spans);
+        let mut offsets = vec![TextSize::from(0)];
+        offsets.extend(spans.iter().flat_map(|span| [span.start(), span.end()]));
+        offsets.sort_unstable();
+        offsets.dedup();
+        Ranks { offsets }
+    }
+
     /// The span a ranked span stands for.
     pub fn range(&self, ranked: TextRange) -> TextRange {
         TextRange::new(self.offset(ranked.start()), self.offset(ranked.end()))
@@ -77,17 +85,18 @@ mod tests {
 
     #[test]
     fn a_function_that_moved_ranks_to_the_same_value() {
-        let (here, ranks) = ranked(&function(&[(10, 20), (12, 15), (30, 30)]));
-        let (there, _) = ranked(&function(&[(110, 120), (112, 115), (130, 130)]));
-        assert_eq!(here, there);
+        let original = function(&[(10, 20), (12, 15), (30, 30)]);
+        let here = ranked(&original);
+        assert_eq!(here, ranked(&function(&[(110, 120), (112, 115), (130, 130)])));
         let mut back = here.clone();
-        ranks.restore(&mut back);
-        assert_eq!(back, function(&[(10, 20), (12, 15), (30, 30)]));
+        Ranks::of(&original).restore(&mut back);
+        assert_eq!(back, original);
     }
 
     #[test]
     fn covering_ranked_spans_covers_the_offsets() {
-        let (f, ranks) = ranked(&function(&[(10, 20), (15, 40)]));
+        let original = function(&[(10, 20), (15, 40)]);
+        let (f, ranks) = (ranked(&original), Ranks::of(&original));
         let cover = f.body.stmts[0].span.cover(f.body.stmts[1].span);
         assert_eq!(ranks.range(cover), TextRange::new(10.into(), 40.into()));
         assert_eq!(ranks.range(TextRange::default()), TextRange::default());

@@ -344,8 +344,8 @@ enum RecursiveEdit {
     LineAtTheTop,
 }
 
-/// Each function instance's fusion is a query of its own, keyed by its IR with positions made
-/// relative: an edit re-plans exactly the functions whose IR it changed (an edit inside `qs`
+/// Each function instance's fusion is a query of its own, reading its IR with positions made
+/// relative (ranks): an edit re-plans exactly the functions whose IR it changed (an edit inside `qs`
 /// re-plans `qs`'s IR functions, one at the top level the top level's, and a line that only
 /// moves text none), and the assembled plan is the one a fresh database makes.
 #[test]
