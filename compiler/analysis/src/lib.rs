@@ -14,6 +14,7 @@
 pub mod check;
 pub mod db;
 pub mod flow;
+mod freed_later;
 pub mod hir;
 pub mod infer;
 pub mod items;

@@ -19,6 +19,7 @@ use rustc_hash::FxHashMap as HashMap;
 use rowan::{TextRange, TextSize};
 
 use crate::db::{Db, SourceFile};
+use crate::freed_later::FreedLater;
 use crate::hir::{self, Body, Clause, ExprId, LambdaBody, LambdaId, LocalId, Pattern, Stmt, StmtId};
 use crate::infer::{BodyTypes, function_types, top_level_types};
 use crate::items::{Function, file_functions};
@@ -28,14 +29,14 @@ use weft_syntax::diagnostics::{Code, Diagnostic};
 
 /// The whole program in core form, or the diagnostics that stop it from being built.
 #[salsa::tracked(returns(ref))]
-pub fn core_program(db: &dyn Db, file: SourceFile) -> Result<core::Program, Vec<Diagnostic>> {
+pub fn core_program(db: &dyn Db, file: SourceFile) -> Result<FreedLater<core::Program>, Vec<Diagnostic>> {
     let mut mono = Mono::new(db, file);
     let main = mono.lower_main();
     if !mono.diagnostics.is_empty() {
         return Err(std::mem::take(&mut mono.diagnostics));
     }
     let functions = mono.functions.into_iter().map(|f| f.expect("every instance is built")).collect();
-    Ok(core::Program { functions, main })
+    Ok(FreedLater::new(core::Program { functions, main }))
 }
 
 /// Which HIR body a closure's code lives in.

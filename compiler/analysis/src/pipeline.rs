@@ -25,6 +25,7 @@ use weft_syntax::diagnostics::Diagnostic;
 
 use crate::check::file_diagnostics;
 use crate::db::{Db, SourceFile};
+use crate::freed_later::FreedLater;
 use crate::infer::{function_types, top_level_types};
 use crate::items::file_functions;
 use crate::{hir, mono};
@@ -74,7 +75,7 @@ pub fn core_program(db: &dyn Db, file: SourceFile) -> Result<&core::Program, Vec
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(diagnostics.clone());
     }
-    mono::core_program(db, file).as_ref().map_err(Clone::clone)
+    mono::core_program(db, file).as_deref().map_err(Clone::clone)
 }
 
 /// The flattened (segmented) program, before fusion, or why it cannot be built: compile
@@ -84,24 +85,24 @@ pub fn flat_program(
     file: SourceFile,
     options: flatten::Options,
 ) -> Result<&ir::Program, Vec<Diagnostic>> {
-    flat_query(db, file, options).as_ref().map_err(Clone::clone)
+    flat_query(db, file, options).as_deref().map_err(Clone::clone)
 }
 
 /// The program the executors run, with its fusion plan.
 pub fn fused_program(db: &dyn Db, file: SourceFile, options: Options) -> Result<&Fused, Vec<Diagnostic>> {
-    fused_query(db, file, options).as_ref().map_err(Clone::clone)
+    fused_query(db, file, options).as_deref().map_err(Clone::clone)
 }
 
 /// The fusion plan, located in the source (each op with its line and column): what `weft
 /// fusion` prints and the editor shows. A separate query, so that locating reads the text
 /// without making the fusion itself depend on it.
 pub fn fusion_plan(db: &dyn Db, file: SourceFile, options: Options) -> Result<&FusionPlan, Vec<Diagnostic>> {
-    located_plan_query(db, file, options).as_ref().map_err(Clone::clone)
+    located_plan_query(db, file, options).as_deref().map_err(Clone::clone)
 }
 
 /// Every distinct WGSL kernel of the fused program, in program order.
 pub fn kernels(db: &dyn Db, file: SourceFile, options: Options) -> Result<&[ProgramKernel], Vec<Diagnostic>> {
-    kernels_query(db, file, options).as_deref().map_err(Clone::clone)
+    kernels_query(db, file, options).as_ref().map(|kernels| kernels.as_slice()).map_err(Clone::clone)
 }
 
 /// Function `func` of the core program as an entry point (`flatten::flatten_entry`: its
@@ -113,7 +114,7 @@ pub fn entry_program(
     func: core::FuncId,
     options: Options,
 ) -> Result<&Fused, Vec<Diagnostic>> {
-    entry_query(db, file, func, options).as_ref().map_err(Clone::clone)
+    entry_query(db, file, func, options).as_deref().map_err(Clone::clone)
 }
 
 #[salsa::tracked(returns(ref))]
@@ -122,7 +123,7 @@ fn entry_query(
     file: SourceFile,
     func: core::FuncId,
     options: Options,
-) -> Result<Fused, Vec<Diagnostic>> {
+) -> Result<FreedLater<Fused>, Vec<Diagnostic>> {
     let program = core_program(db, file)?;
     if func as usize >= program.functions.len() {
         let why = format!("internal error: no function {func} in the core program");
@@ -131,7 +132,7 @@ fn entry_query(
     let flat = flatten::flatten_entry(program, func, options.flatten).map_err(|d| vec![d])?;
     let interrupt = || db.unwind_if_revision_cancelled();
     let (program, plan) = fuse::fuse_interruptibly(&flat, options.fusion, &interrupt, db.solve_cache());
-    Ok(Fused { program, plan })
+    Ok(FreedLater::new(Fused { program, plan }))
 }
 
 #[salsa::tracked(returns(ref))]
@@ -139,16 +140,20 @@ fn flat_query(
     db: &dyn Db,
     file: SourceFile,
     options: flatten::Options,
-) -> Result<ir::Program, Vec<Diagnostic>> {
+) -> Result<FreedLater<ir::Program>, Vec<Diagnostic>> {
     let program = core_program(db, file)?;
     let interrupt = || db.unwind_if_revision_cancelled();
-    flatten::flatten_interruptibly(program, options, &interrupt).map_err(|d| vec![d])
+    flatten::flatten_interruptibly(program, options, &interrupt).map(FreedLater::new).map_err(|d| vec![d])
 }
 
 #[salsa::tracked(returns(ref))]
-fn fused_query(db: &dyn Db, file: SourceFile, options: Options) -> Result<Fused, Vec<Diagnostic>> {
+fn fused_query(
+    db: &dyn Db,
+    file: SourceFile,
+    options: Options,
+) -> Result<FreedLater<Fused>, Vec<Diagnostic>> {
     let flat = flat_program(db, file, options.flatten)?;
-    Ok(fuse_by_function(db, file, flat, options))
+    Ok(FreedLater::new(fuse_by_function(db, file, flat, options)))
 }
 
 /// Function `index` of the flat program, its spans as ranks (`weft_flat::positions`): the
@@ -160,9 +165,9 @@ fn ranked_function(
     file: SourceFile,
     options: flatten::Options,
     index: usize,
-) -> Option<ir::Function> {
+) -> Option<FreedLater<ir::Function>> {
     let flat = flat_program(db, file, options).ok()?;
-    flat.functions.get(index).map(positions::ranked)
+    flat.functions.get(index).map(|f| FreedLater::new(positions::ranked(f)))
 }
 
 /// Function `index`'s fusion, spans as ranks: the plan per function instance. An edit re-plans
@@ -173,10 +178,10 @@ fn fused_function(
     file: SourceFile,
     options: Options,
     index: usize,
-) -> Option<fuse::FunctionFusion> {
+) -> Option<FreedLater<fuse::FunctionFusion>> {
     let function = ranked_function(db, file, options.flatten, index).as_ref()?;
     let interrupt = || db.unwind_if_revision_cancelled();
-    Some(fuse::fuse_function(function, options.fusion, &interrupt, db.solve_cache()))
+    Some(FreedLater::new(fuse::fuse_function(function, options.fusion, &interrupt, db.solve_cache())))
 }
 
 /// The fused program and its plan, assembled from each function's `fused_function`: the same
@@ -189,7 +194,7 @@ fn fuse_by_function(db: &dyn Db, file: SourceFile, flat: &ir::Program, options: 
                 let interrupt = || db.unwind_if_revision_cancelled();
                 return fuse::fuse_function(f, options.fusion, &interrupt, db.solve_cache());
             };
-            let mut part = part.clone();
+            let mut part = fuse::FunctionFusion::clone(part);
             let ranks = positions::Ranks::of(f);
             ranks.restore(&mut part.function);
             part.plan.map_spans(|span| ranks.range(span));
@@ -205,10 +210,10 @@ fn located_plan_query(
     db: &dyn Db,
     file: SourceFile,
     options: Options,
-) -> Result<FusionPlan, Vec<Diagnostic>> {
+) -> Result<FreedLater<FusionPlan>, Vec<Diagnostic>> {
     let mut plan = fused_program(db, file, options)?.plan.clone();
     plan.locate(file.text(db));
-    Ok(plan)
+    Ok(FreedLater::new(plan))
 }
 
 #[salsa::tracked(returns(ref))]
@@ -216,8 +221,8 @@ fn kernels_query(
     db: &dyn Db,
     file: SourceFile,
     options: Options,
-) -> Result<Vec<ProgramKernel>, Vec<Diagnostic>> {
-    Ok(program_kernels(&fused_program(db, file, options)?.program))
+) -> Result<FreedLater<Vec<ProgramKernel>>, Vec<Diagnostic>> {
+    Ok(FreedLater::new(program_kernels(&fused_program(db, file, options)?.program)))
 }
 
 /// The passes `weft dev --after` can show.
