@@ -51,6 +51,24 @@ fn main() {
     let plan = full[1];
     println!("{path}: one version's plan takes {} (median of 3)", ms(plan));
 
+    // The baseline: an edit with no plan running still starts a revision (and frees what the
+    // last one replaced that is not freed later).
+    let mut alone = Vec::new();
+    for k in 0..20 {
+        file_diagnostics(&db, file);
+        edit(&mut lines, EDITS + 3 + k);
+        let text = lines.join("\n");
+        let start = Instant::now();
+        file.set_text(&mut db).to(text);
+        alone.push(start.elapsed());
+    }
+    alone.sort();
+    println!(
+        "an edit with no plan running: p50 {}, max {}",
+        ms(alone[alone.len() / 2]),
+        ms(alone[alone.len() - 1])
+    );
+
     let mut waits = Vec::new();
     for k in 0..EDITS {
         file_diagnostics(&db, file);

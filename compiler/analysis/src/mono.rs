@@ -902,6 +902,9 @@ impl<'a> Mono<'a> {
     }
 
     fn lower_seq_inner(&mut self, ctx: &mut Ctx<'a>, stmts: &[StmtId], end: &End) -> CoreExpr {
+        // A newer edit cancels the lowering between statements: the top level of a large file
+        // takes tens of milliseconds, longer than an edit may wait for the plan it cancels.
+        self.db.unwind_if_revision_cancelled();
         let Some((&first, rest)) = stmts.split_first() else { return self.lower_end(ctx, end) };
         let body = ctx.body;
         let range = body.stmt_ranges[first as usize];

@@ -130,9 +130,13 @@ pub struct Region<'a> {
 }
 
 impl<'a> Region<'a> {
-    pub fn new(f: &'a Function, block: &'a Block, facts: &'a VarFacts) -> Region<'a> {
+    /// `block`'s statements as fusion sees them: their roles, dependencies, reachability and
+    /// candidate pairs. `interrupt` is called between its steps and every 256 statements while pairs are found:
+    /// the top level of a large file has thousands of statements.
+    pub fn new(f: &'a Function, block: &'a Block, facts: &'a VarFacts, interrupt: &dyn Fn()) -> Region<'a> {
         let mut classes = Classes::default();
         let nodes: Vec<Node> = block.stmts.iter().map(|s| node(f, facts, s, &mut classes)).collect();
+        interrupt();
         let nodes: Vec<Node> = nodes
             .into_iter()
             .map(|mut n| {
@@ -141,7 +145,9 @@ impl<'a> Region<'a> {
             })
             .collect();
         let preds = dependencies(&nodes);
+        interrupt();
         let ancestors = reachability(&preds, &nodes.iter().map(sibling_kind).collect::<Vec<_>>());
+        interrupt();
         let mut class_of = HashMap::new();
         let mut namer: HashMap<usize, VarId> = HashMap::new();
         let mut vars: Vec<VarId> = classes.of_var.keys().copied().collect();
@@ -179,7 +185,7 @@ impl<'a> Region<'a> {
             blocked: Vec::new(),
             facts,
         };
-        region.find_pairs();
+        region.find_pairs(interrupt);
         region.paired = region.pairs.iter().map(|p| (p.a, p.b)).collect();
         region
     }
@@ -189,12 +195,15 @@ impl<'a> Region<'a> {
     /// Only the statements that can pair with `b` at all are visited: those that define what
     /// it reads, those it depends on, and those that read a vector it reads. A long chain of
     /// scalar statements thus costs its length, not its square.
-    fn find_pairs(&mut self) {
+    fn find_pairs(&mut self, interrupt: &dyn Fn()) {
         let n = self.nodes.len();
         let mut definers: HashMap<VarId, Vec<usize>> = HashMap::new();
         let mut vector_readers: HashMap<VarId, Vec<usize>> = HashMap::new();
         let mut candidates: Vec<usize> = Vec::new();
         for b in 0..n {
+            if b % 256 == 255 {
+                interrupt();
+            }
             candidates.clear();
             candidates.extend(self.preds[b].iter().copied());
             for v in &self.nodes[b].reads {

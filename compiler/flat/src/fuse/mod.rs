@@ -156,7 +156,7 @@ pub fn assemble(program: &Program, options: Options, parts: Vec<FunctionFusion>)
     for &(span, schedule) in &program.schedules {
         plan.schedules.push(plan::ScheduleChoice::new(span, schedule));
     }
-    let fused = Program { functions, ..program.clone() };
+    let fused = Program { functions, main: program.main, schedules: program.schedules.clone() };
     (fused, plan)
 }
 
@@ -186,7 +186,7 @@ struct Fuser<'a> {
 impl Fuser<'_> {
     fn block(&mut self, block: &Block) -> Block {
         (self.interrupt)();
-        let region = Region::new(self.f, block, self.facts);
+        let region = Region::new(self.f, block, self.facts, self.interrupt);
         let (clusters, report) = self.solve(&region);
         let units = schedule(&region, &clusters);
         let mut names: BTreeMap<usize, String> = BTreeMap::new();
