@@ -105,13 +105,14 @@ fn main() {
 /// Inserts line `k`'s edit: a top-level statement for even `k`, a function's first statement for odd.
 fn edit(lines: &mut Vec<String>, k: usize) {
     let top = |l: &String| !l.is_empty() && !l.starts_with([' ', '#', ')', ']']) && !l.starts_with("def");
-    let candidates: Vec<usize> = if k % 2 == 0 {
+    let top_level = k.is_multiple_of(2);
+    let candidates: Vec<usize> = if top_level {
         (0..lines.len()).filter(|&i| top(&lines[i])).collect()
     } else {
         (0..lines.len()).filter(|&i| lines[i].starts_with("def ")).map(|i| i + 1).collect()
     };
     let at = candidates[(k * 37) % candidates.len()];
-    let indent = if k % 2 == 0 { "" } else { "    " };
+    let indent = if top_level { "" } else { "    " };
     lines.insert(at, format!("{indent}edit_{k} = {k} + 1"));
 }
 
