@@ -2,11 +2,14 @@
 
 Opens the file, waits for its first fusion plan (the server's workspace/inlayHint/refresh),
 then inserts a line at a time, alternately a top-level statement and a function's first
-statement, and times each until its plan's refresh. Prints each edit, the median and maximum,
+statement, and times each until its plan's refresh. A fourth argument, a regular expression,
+makes every edit a first statement of a function whose name it matches (recursive functions,
+which are planned on their own, against the others, which are inlined into the top level). Prints each edit, the median and maximum,
 and the server's peak resident memory. With PERF=FILE it records the server with `perf` from
 the first edit on.
 
     python3 scripts/replan.py target/release/weft target/lsp-bench.weft 20
+    python3 scripts/replan.py target/release/weft target/lsp-bench.weft 20 'quicksort|hull_side|walk'
 
 (`cargo bench --bench lsp` writes target/lsp-bench.weft, the 2,000-line benchmark file.)
 """
@@ -14,6 +17,7 @@ import json, subprocess, sys, time, re
 
 weft, path = sys.argv[1], sys.argv[2]
 edits = int(sys.argv[3]) if len(sys.argv) > 3 else 10
+only = re.compile(sys.argv[4]) if len(sys.argv) > 4 else None
 text = open(path).read()
 proc = subprocess.Popen([weft, "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 def send(msg):
@@ -47,12 +51,12 @@ if os.environ.get("PERF"):
     time.sleep(1)
 lines = text.split("\n")
 tops = [i for i, l in enumerate(lines) if l and not l[0] in " #)]" and not l.startswith("def")]
-defs = [i for i, l in enumerate(lines) if l.startswith("def ")]
+defs = [i for i, l in enumerate(lines) if l.startswith("def ") and (only is None or only.search(l))]
 version = 1
 times = []
 for k in range(edits):
     # Alternate: a new top-level statement, and a new first statement in a function's body.
-    if k % 2 == 0:
+    if k % 2 == 0 and only is None:
         at = tops[(k * 37) % len(tops)]
         new = f"edit_{k} = {k} + 1"
     else:
@@ -67,7 +71,7 @@ for k in range(edits):
     defs = [i + (1 if i >= at else 0) for i in defs]
     until(lambda m: m.get("method") == "workspace/inlayHint/refresh")
     times.append((time.time() - t) * 1000)
-    print(f"edit {k} ({'top level' if k % 2 == 0 else 'function'}) line {at}: {times[-1]:.0f} ms", flush=True)
+    print(f"edit {k} ({'top level' if k % 2 == 0 and only is None else 'function'}) line {at}: {times[-1]:.0f} ms", flush=True)
 s = sorted(times)
 print(f"median {s[len(s)//2]:.0f} ms, max {s[-1]:.0f} ms")
 rss = open(f"/proc/{proc.pid}/status").read()
