@@ -12,8 +12,11 @@
 //! pass at all. The passes themselves (`weft_flat::flatten`, `fuse`, `wgsl`) are plain
 //! functions over plain data; only this module knows salsa.
 //!
-//! A newer edit cancels a query between expressions while flattening and between regions while
-//! fusing (salsa unwinds with `Cancelled`), so a large program never holds up an edit.
+//! Fusion is planned per function instance (`fused_function`), so an edit re-plans only the
+//! functions whose IR it changed, and `fused_program` assembles the parts. A newer edit cancels a
+//! query between statements while lowering, between expressions while flattening, and inside a
+//! region's graph and solve while fusing (salsa unwinds with `Cancelled`), so a large program
+//! never holds up an edit.
 
 use std::fmt::Write as _;
 
