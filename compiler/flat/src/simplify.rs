@@ -21,12 +21,14 @@ use rustc_hash::FxHashMap;
 use crate::ir::{Block, Op, PrintItem, Program, StmtKind, VarId};
 use weft_core::Literal;
 
-/// Removes repeated ops, then unread ops, from every function of `program`.
-pub fn simplify(program: &mut Program) {
+/// Removes repeated ops, then unread ops, from every function of `program`, calling `interrupt`
+/// before each pass over a function (a caller that must give up unwinds from it).
+pub fn simplify(program: &mut Program, interrupt: &dyn Fn()) {
     for function in &mut program.functions {
+        interrupt();
         let mut pass = Pass { replaced: vec![None; function.vars.len()], seen: FxHashMap::default() };
         pass.block(&mut function.body);
-        remove_dead_ops(&mut function.body, function.vars.len());
+        remove_dead_ops(&mut function.body, function.vars.len(), interrupt);
     }
 }
 
@@ -54,8 +56,9 @@ pub fn remove_checks(program: &mut Program) {
 }
 
 /// Removes the ops that cannot fail and whose results no statement reads, until none is left.
-fn remove_dead_ops(body: &mut Block, vars: usize) {
+fn remove_dead_ops(body: &mut Block, vars: usize, interrupt: &dyn Fn()) {
     loop {
+        interrupt();
         let mut read = vec![false; vars];
         let mut vars_read = Vec::new();
         body.reads(&mut vars_read);

@@ -347,7 +347,8 @@ enum RecursiveEdit {
 /// Each function instance's fusion is a query of its own, reading its IR with positions made
 /// relative (ranks): an edit re-plans exactly the functions whose IR it changed (an edit inside `qs`
 /// re-plans `qs`'s IR functions, one at the top level the top level's, and a line that only
-/// moves text none), and the assembled plan is the one a fresh database makes.
+/// moves text none), and the assembled program and plan are the ones fusing the whole program
+/// gives, and a fresh database makes.
 #[test]
 fn an_edit_replans_only_the_functions_it_changed() {
     use weft_analysis::pipeline::{Options, flat_program, fused_program};
@@ -363,8 +364,17 @@ fn an_edit_replans_only_the_functions_it_changed() {
         assert_eq!(count(&log.take(), "fused_function"), functions, "each function is planned once at first");
 
         file.set_text(&mut db).to(recursive_file(edit));
-        let edited = fused_program(&db, file, Options::default()).expect("the program compiles").plan.clone();
+        let fused = fused_program(&db, file, Options::default()).expect("the program compiles").clone();
+        let edited = fused.plan.clone();
         let flat = flat_program(&db, file, Options::default().flatten).expect("the program compiles");
+        // Assembled from the parts, kept and new, with their spans mapped back: what fusing the
+        // whole program at once gives, statement spans and kernel names included (the plan as
+        // `weft fusion` prints it: the solvers' times are not part of it).
+        let whole = weft_flat::fuse::fuse(flat, Options::default().fusion);
+        assert!(
+            fused.program == whole.0 && fused.plan.to_json() == whole.1.to_json(),
+            "{edit:?}: the parts differ from the whole"
+        );
         let source_name = |name: &str| name.split(['^', '.', '[']).next().unwrap_or_default().to_string();
         let expected =
             flat.functions.iter().filter(|f| replanned.contains(&source_name(&f.name).as_str())).count();

@@ -350,7 +350,7 @@ impl<'c> Flattener<'c> {
         if self.options.without_checks {
             crate::simplify::remove_checks(&mut program);
         }
-        crate::simplify::simplify(&mut program);
+        crate::simplify::simplify(&mut program, self.interrupt);
         debug_check(&program, "simplify")?;
         Ok(program)
     }

@@ -115,7 +115,7 @@ pub fn fuse_function(
     let f = if options.strategy == Strategy::None {
         f
     } else {
-        let (g, at) = rewrite::filters(f);
+        let (g, at) = rewrite::filters(f, interrupt);
         plan.rewrites.extend(at.into_iter().map(|(rule, span)| PlanOp::new(rule.into(), span)));
         rewritten = g;
         &rewritten

@@ -27,13 +27,14 @@ use weft_core::types::Scalar;
 /// rewritten, and the rule and place of each rewrite; then without the ops whose results
 /// nothing reads (flattening leaves some, such as the count of a filter that became a select),
 /// which a fused kernel would otherwise compute for nothing.
-pub fn filters(f: &Function) -> (Function, Vec<(&'static str, TextRange)>) {
+pub fn filters(f: &Function, interrupt: &dyn Fn()) -> (Function, Vec<(&'static str, TextRange)>) {
     let mut out = f.clone();
     let mut at = Vec::new();
     // The rewrites add only flags and reductions' identities, never a divisor: the facts of
     // `f` hold throughout.
     let facts = VarFacts::of(f);
     loop {
+        interrupt();
         let reads = count_reads(&out);
         let mut vars = std::mem::take(&mut out.vars);
         let merged = merge_filters(&mut out.body, &reads, &facts, &mut vars);
@@ -50,6 +51,7 @@ pub fn filters(f: &Function) -> (Function, Vec<(&'static str, TextRange)>) {
     out.vars = vars;
     at.extend(reduced.into_iter().map(|span| ("filter -> reduce", span)));
     loop {
+        interrupt();
         let reads = count_reads(&out);
         if !remove_dead(&mut out.body, &reads, &out.vars, &facts) {
             return (out, at);
