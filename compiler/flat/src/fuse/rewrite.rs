@@ -26,7 +26,8 @@ use weft_core::types::Scalar;
 /// `f` with filters of filters packing once and every filter feeding only a reduction
 /// rewritten, and the rule and place of each rewrite; then without the ops whose results
 /// nothing reads (flattening leaves some, such as the count of a filter that became a select),
-/// which a fused kernel would otherwise compute for nothing.
+/// which a fused kernel would otherwise compute for nothing. Each rewrite is a pass over the
+/// whole function, and `interrupt` is called before each (a caller that must give up unwinds).
 pub fn filters(f: &Function, interrupt: &dyn Fn()) -> (Function, Vec<(&'static str, TextRange)>) {
     let mut out = f.clone();
     let mut at = Vec::new();
