@@ -50,8 +50,10 @@ if os.environ.get("PERF"):
     perf = subprocess.Popen(["perf", "record", "-F", "300", "--call-graph", "dwarf,16384", "-p", str(proc.pid), "-o", os.environ["PERF"]], stderr=subprocess.DEVNULL)
     time.sleep(1)
 lines = text.split("\n")
-tops = [i for i, l in enumerate(lines) if l and not l[0] in " #)]" and not l.startswith("def")]
+tops = [i for i, l in enumerate(lines) if l and not l[0] in " #)]" and not l.startswith(("def", "else", "elif"))]
 defs = [i for i, l in enumerate(lines) if l.startswith("def ") and (only is None or only.search(l))]
+if not defs or not tops:
+    sys.exit(f"{path}: no function{' matching ' + sys.argv[4] if only else ''} or no top-level statement to edit")
 version = 1
 times = []
 for k in range(edits):

@@ -71,7 +71,8 @@ fn main() {
 
     let mut waits = Vec::new();
     for k in 0..EDITS {
-        file_diagnostics(&db, file);
+        let errors = file_diagnostics(&db, file).iter().filter(|d| d.is_error()).count();
+        assert_eq!(errors, 0, "edit {k} broke the file: the figures would time plans that stop at once");
         let snapshot = db.clone();
         let planner = std::thread::spawn(move || {
             salsa::Cancelled::catch(|| fusion_plan(&snapshot, file, Options::portable_gpu()).is_ok()).is_err()
@@ -104,13 +105,18 @@ fn main() {
 
 /// Inserts line `k`'s edit: a top-level statement for even `k`, a function's first statement for odd.
 fn edit(lines: &mut Vec<String>, k: usize) {
-    let top = |l: &String| !l.is_empty() && !l.starts_with([' ', '#', ')', ']']) && !l.starts_with("def");
+    let top = |l: &String| {
+        !l.is_empty()
+            && !l.starts_with([' ', '#', ')', ']'])
+            && !["def", "else", "elif"].iter().any(|w| l.starts_with(w))
+    };
     let top_level = k.is_multiple_of(2);
     let candidates: Vec<usize> = if top_level {
         (0..lines.len()).filter(|&i| top(&lines[i])).collect()
     } else {
         (0..lines.len()).filter(|&i| lines[i].starts_with("def ")).map(|i| i + 1).collect()
     };
+    assert!(!candidates.is_empty(), "the file needs top-level statements and functions to edit");
     let at = candidates[(k * 37) % candidates.len()];
     let indent = if top_level { "" } else { "    " };
     lines.insert(at, format!("{indent}edit_{k} = {k} + 1"));

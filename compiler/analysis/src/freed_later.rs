@@ -42,22 +42,25 @@ type Garbage = Box<dyn Send>;
 static FREEING: Mutex<Option<Sender<Garbage>>> = Mutex::new(None);
 
 fn free_later(value: Garbage) {
-    let mut freeing = FREEING.lock().unwrap_or_else(|e| e.into_inner());
-    if freeing.is_none() {
-        let (send, receive) = channel::<Garbage>();
-        let started = std::thread::Builder::new()
-            .name("weft-free".into())
-            .spawn(move || receive.into_iter().for_each(drop));
-        if started.is_err() {
-            // No thread to be had: free it here, as salsa would have.
-            return;
+    let undelivered = {
+        let mut freeing = FREEING.lock().unwrap_or_else(|e| e.into_inner());
+        if freeing.is_none() {
+            *freeing = freeing_thread();
         }
-        *freeing = Some(send);
-    }
-    if let Some(sender) = freeing.as_ref() {
-        // A send fails only if the thread is gone, and then the value is freed right here.
-        let _ = sender.send(value);
-    }
+        match freeing.as_ref() {
+            Some(sender) => sender.send(value).err().map(|unsent| unsent.0),
+            None => Some(value),
+        }
+    };
+    // No thread to be had, or it is gone: the value is freed here, as salsa would have, and
+    // outside the lock, so that a value holding another `FreedLater` frees that one too.
+    drop(undelivered);
+}
+
+fn freeing_thread() -> Option<Sender<Garbage>> {
+    let (send, receive) = channel::<Garbage>();
+    let thread = std::thread::Builder::new().name("weft-free".into());
+    thread.spawn(move || receive.into_iter().for_each(drop)).ok().map(|_| send)
 }
 
 #[cfg(test)]

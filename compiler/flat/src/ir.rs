@@ -212,29 +212,34 @@ impl Stmt {
     }
 }
 
+impl Stmt {
+    fn spans(&self, out: &mut Vec<TextRange>) {
+        out.push(self.span);
+        match &self.kind {
+            StmtKind::If { then, otherwise, .. } => {
+                then.spans(out);
+                otherwise.spans(out);
+            }
+            StmtKind::While { cond, body, .. } | StmtKind::ElementLoop { cond, body, .. } => {
+                cond.spans(out);
+                body.spans(out);
+            }
+            StmtKind::Kernel(kernel) => kernel.body.iter().for_each(|stmt| stmt.spans(out)),
+            StmtKind::Op { .. } | StmtKind::Call { .. } | StmtKind::Print { .. } => {}
+        }
+    }
+}
+
 impl Block {
     /// Calls `visit` on every statement of the block, nested ones included (`Stmt::for_each_mut`).
     pub fn for_each_stmt_mut(&mut self, visit: &mut dyn FnMut(&mut Stmt)) {
         self.stmts.iter_mut().for_each(|stmt| stmt.for_each_mut(visit));
     }
 
-    /// Every statement's span, nested statements' included, in no particular order.
+    /// Every statement's span, nested statements' included (`Stmt::for_each_mut`'s), in no
+    /// particular order.
     pub fn spans(&self, out: &mut Vec<TextRange>) {
-        for stmt in &self.stmts {
-            out.push(stmt.span);
-            match &stmt.kind {
-                StmtKind::If { then, otherwise, .. } => {
-                    then.spans(out);
-                    otherwise.spans(out);
-                }
-                StmtKind::While { cond, body, .. } | StmtKind::ElementLoop { cond, body, .. } => {
-                    cond.spans(out);
-                    body.spans(out);
-                }
-                StmtKind::Kernel(kernel) => out.extend(kernel.body.iter().map(|stmt| stmt.span)),
-                StmtKind::Op { .. } | StmtKind::Call { .. } | StmtKind::Print { .. } => {}
-            }
-        }
+        self.stmts.iter().for_each(|stmt| stmt.spans(out));
     }
 
     /// Every variable the block's statements and results read.
