@@ -140,8 +140,10 @@ struct InlaySettings {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct DocumentParams {
+pub struct FusionPlanParams {
     text_document: TextDocumentIdentifier,
+    /// Only this function's kernels (`main` for the top-level statements, or an instance).
+    function: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -295,14 +297,16 @@ impl Backend {
         }
     }
 
-    async fn fusion_plan(&self, params: DocumentParams) -> Result<Value> {
+    async fn fusion_plan(&self, params: FusionPlanParams) -> Result<Value> {
+        let function = params.function;
         let plan = self
-            .query(&params.text_document.uri, |s, db| ide::fusion_plan(db, s.file).map(|p| p.to_json()))
+            .query(&params.text_document.uri, move |s, db| {
+                let plan = ide::fusion_plan(db, s.file)?;
+                let text = s.file.text(db);
+                Some(editor_plan(s, text, ide::function_plan(db, s.file, plan, function.as_deref())))
+            })
             .await?;
-        match plan.flatten() {
-            Some(json) => serde_json::from_str(&json).map_err(|e| Error::invalid_params(e.to_string())),
-            None => Ok(Value::Null),
-        }
+        Ok(plan.flatten().unwrap_or(Value::Null))
     }
 
     async fn wgsl(&self, params: WgslParams) -> Result<Value> {
@@ -327,6 +331,34 @@ impl Backend {
             .await?;
         Ok(kernels.flatten().unwrap_or(Value::Null))
     }
+}
+
+/// A plan as `weft/fusionPlan` answers it: what `weft fusion --format json` prints, with each
+/// kernel's source function (`source`), and each op's place as a protocol range (`range`) and
+/// its source text (`excerpt`, as hovers name it), so that a client never converts byte offsets.
+fn editor_plan(s: &Snapshot, text: &str, function_plan: ide::FunctionPlan) -> Value {
+    let ide::FunctionPlan { plan, sources } = function_plan;
+    let placed = |op: &ide::PlanOp| {
+        let span = TextRange::new(op.start.into(), op.end.into());
+        serde_json::json!({ "range": s.map.range(span), "excerpt": ide::op_excerpt(text, op) })
+    };
+    let add = |json: &mut Value, op: &ide::PlanOp| {
+        if let (Some(json), Value::Object(extra)) = (json.as_object_mut(), placed(op)) {
+            json.extend(extra);
+        }
+    };
+    let mut json = serde_json::to_value(&plan).expect("a plan serialises");
+    for ((kernel, source), planned) in json["kernels"].as_array_mut().into_iter().flatten().zip(sources).zip(&plan.kernels) {
+        kernel["source"] = Value::String(source);
+        for (op, planned) in kernel["ops"].as_array_mut().into_iter().flatten().zip(&planned.ops) {
+            add(op, planned);
+        }
+    }
+    for (pair, planned) in json["unfused"].as_array_mut().into_iter().flatten().zip(&plan.unfused) {
+        add(&mut pair["from"], &planned.from);
+        add(&mut pair["to"], &planned.to);
+    }
+    json
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

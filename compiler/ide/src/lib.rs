@@ -23,14 +23,16 @@ use weft_analysis::hir::{self, Body, ExprId, LocalId};
 use weft_analysis::items::{Function, file_functions, function_signature};
 use weft_analysis::names::{NameResolution, Resolution, function_names, top_level_statement_names};
 use weft_analysis::parsed::parsed_file;
-pub use weft_flat::fuse::plan::FusionPlan;
+pub use weft_flat::fuse::plan::{FusionPlan, PlanOp};
 pub use weft_syntax::{Code, Diagnostic, Severity, TextRange, TextSize};
 use weft_syntax::{SyntaxKind, SyntaxToken, identifier_key};
 
 pub use completion::{Completion, CompletionKind, SignatureHelp, completions, signature_help};
 pub use hover::{Hover, hover};
 pub use inlay::{InlayHint, InlayKind, InlayOptions, inlay_hints};
-pub use kernels::{FunctionKernels, KernelSource, TOP_LEVEL, function_kernels, kernel_sources, op_excerpt};
+pub use kernels::{
+    FunctionKernels, FunctionPlan, KernelSource, TOP_LEVEL, function_kernels, function_plan, kernel_sources, op_excerpt,
+};
 pub use navigation::{Edit, definition, highlights, prepare_rename, references, rename};
 pub use outline::{
     SemanticToken, Symbol, SymbolKind, TokenKind, document_symbols, folding_ranges, selection_ranges,

@@ -1,0 +1,244 @@
+// The packaged extension in real VS Code (code-server) in headless Chromium, used as a person
+// would: open a file, read the squiggle, the Problems panel, the inlay hints, a hover, the
+// code lens, the fusion view and the WGSL document. Each step saves a screenshot under
+// test/e2e/artifacts/. Run by scripts/vscode-e2e, which installs what it needs.
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
+);
+for (const need of ['code-server', 'vsix', 'weft', 'samples']) {
+  if (!args[need]) throw new Error(`--${need} is required`);
+}
+const here = path.dirname(new URL(import.meta.url).pathname);
+const artifacts = path.join(here, 'artifacts');
+fs.rmSync(artifacts, { recursive: true, force: true });
+fs.mkdirSync(artifacts, { recursive: true });
+
+// A workspace with the quicksort sample and a small file whose hints and hovers are known.
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-e2e-'));
+const workspace = path.join(work, 'workspace');
+const userData = path.join(work, 'user-data');
+const extensions = path.join(work, 'extensions');
+fs.mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
+fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+fs.copyFileSync(path.join(args.samples, 'quicksort.weft'), path.join(workspace, 'quicksort.weft'));
+const DEMO = [
+  '# Squares, summed: one map and one reduction, fused into one kernel.',
+  'xs = [1.0, 2.0, 3.0, 4.0]',
+  'squares = [x * x for x in xs]',
+  'print(sum(squares))',
+  '',
+].join('\n');
+fs.writeFileSync(path.join(workspace, 'demo.weft'), DEMO);
+const settings = {
+  'weft.server.path': args.weft,
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'security.workspace.trust.enabled': false,
+  'editor.inlayHints.enabled': 'on',
+  'editor.codeLens': true,
+  'editor.hover.delay': 100,
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'window.commandCenter': false,
+  'chat.disableAIFeatures': true,
+};
+fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+
+const codeServerArgs = ['--user-data-dir', userData, '--extensions-dir', extensions];
+const install = spawnSync(args['code-server'], [...codeServerArgs, '--install-extension', args.vsix], { encoding: 'utf8' });
+if (install.status !== 0 || !/successfully installed/i.test(install.stdout + install.stderr)) {
+  throw new Error(`installing the .vsix failed:\n${install.stdout}\n${install.stderr}`);
+}
+console.log(`installed ${path.basename(args.vsix)} into code-server`);
+
+const port = await new Promise((resolve) => {
+  const probe = net.createServer().listen(0, '127.0.0.1', () => {
+    const { port } = probe.address();
+    probe.close(() => resolve(port));
+  });
+});
+const serverLog = fs.openSync(path.join(artifacts, 'code-server.log'), 'w');
+const server = spawn(
+  args['code-server'],
+  [...codeServerArgs, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-workspace-trust', '--disable-update-check', workspace],
+  { stdio: ['ignore', serverLog, serverLog] },
+);
+
+const steps = [];
+let page;
+let browser;
+async function step(name, body) {
+  const started = Date.now();
+  try {
+    await body();
+    steps.push({ name, ok: true });
+    console.log(`ok   ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  } catch (error) {
+    steps.push({ name, ok: false });
+    console.log(`FAIL ${name}: ${error.message.split('\n')[0]}`);
+    throw error;
+  } finally {
+    const file = `${String(steps.length).padStart(2, '0')}-${name.replace(/\W+/g, '-').toLowerCase()}.png`;
+    await page?.screenshot({ path: path.join(artifacts, file) }).catch(() => undefined);
+  }
+}
+
+/** Runs a command from the palette by its title, as a person types it. */
+async function command(title) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+  await page.keyboard.press('Enter');
+}
+
+async function openFile(name) {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator(`.tab.active[aria-label*="${name}"]`).waitFor();
+  await page.locator('.monaco-editor .view-lines').first().waitFor();
+}
+
+/** Puts the cursor at 1-based `line` and `column` with Go to Line. */
+async function goTo(line, column) {
+  await page.keyboard.press('Control+G');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`${line}:${column}`);
+  await page.keyboard.press('Enter');
+}
+
+const editorText = () => page.locator('.editor-group-container.active .monaco-editor .view-lines').first().innerText();
+
+/** The frames of webviews whose document has `selector`. */
+async function webviewWith(selector) {
+  for (const frame of page.frames()) {
+    const found = await frame.locator(selector).count().catch(() => 0);
+    if (found > 0) return frame;
+  }
+  return undefined;
+}
+
+async function poll(what, check, timeout = 60000) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    last = await check();
+    if (last) return last;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+let failed = false;
+try {
+  await poll('code-server to listen', async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, 60000);
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  await step('workbench loads', async () => {
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 120000 });
+    await page.locator('.explorer-folders-view, .explorer-viewlet').first().waitFor({ timeout: 60000 });
+  });
+
+  await step('inlay type and shape hints', async () => {
+    await openFile('demo.weft');
+    // `squares` gets its type and shape from the server: text the file does not hold.
+    const text = await poll('inlay hints', async () => {
+      const t = await editorText();
+      return /\[f32; 4\]|\[f32/.test(t) && !DEMO.includes('[f32') ? t : null;
+    });
+    if (!text.includes('f32')) throw new Error(`no type hint in: ${text}`);
+  });
+
+  await step('hover shows type and shape', async () => {
+    await goTo(3, 3);
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+I');
+    const hover = page.locator('.monaco-hover:not(.hidden) .hover-contents, .monaco-hover-content').first();
+    await hover.waitFor({ state: 'visible', timeout: 30000 });
+    const content = await poll('a hover with a type', async () => {
+      const t = await hover.innerText().catch(() => '');
+      return t.includes('f32') ? t : null;
+    });
+    if (!/squares/.test(content) || !/4|len/.test(content)) throw new Error(`the hover lacks name or shape: ${content}`);
+    console.log(`     hover: ${content.replace(/\s+/g, ' ').slice(0, 120)}`);
+    await page.keyboard.press('Escape');
+  });
+
+  await step('code lens counts kernels', async () => {
+    const lens = page.locator('.contentWidgets .codelens-decoration, .codelens-decoration').first();
+    await lens.waitFor({ timeout: 60000 });
+    const title = await poll('a kernel lens', async () => {
+      const t = await page.locator('.codelens-decoration').allInnerTexts();
+      return t.find((x) => /kernels? · view fusion/.test(x));
+    });
+    console.log(`     lens: ${title}`);
+  });
+
+  await step('a deliberate error gets a squiggle and a Problems entry', async () => {
+    await goTo(4, 1);
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('print(undefined_name)', { delay: 10 });
+    await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 60000 });
+    await page.keyboard.press('Control+Shift+M');
+    const problem = page.locator('.markers-panel .monaco-list-row', { hasText: 'undefined_name' }).first();
+    await problem.waitFor({ timeout: 30000 });
+    console.log(`     problem: ${(await problem.innerText()).replace(/\s+/g, ' ')}`);
+    // Undo the error: the plan comes back for the next steps.
+    await page.locator('.editor-group-container.active .monaco-editor').first().click();
+    await page.keyboard.press('Control+Z');
+    await page.keyboard.press('Control+Z');
+    await poll('the squiggle to go', async () => (await page.locator('.monaco-editor .squiggly-error').count()) === 0, 30000);
+  });
+
+  await step('fusion view draws kernels', async () => {
+    await openFile('quicksort.weft');
+    await goTo(8, 5);
+    await command('Weft: Show Fusion View');
+    const frame = await poll('kernels in the fusion view', () => webviewWith('svg g.kernel'), 90000);
+    const kernels = await frame.locator('svg g.kernel').count();
+    const options = await frame.locator('#function option').allInnerTexts();
+    console.log(`     fusion view: ${kernels} kernels drawn; functions ${options.join(', ')}`);
+    if (kernels < 1) throw new Error('no kernel drawn');
+    // Selecting a kernel highlights its ops in the editor.
+    await frame.locator('svg g.kernel').first().click();
+    await frame.locator('svg g.kernel.highlighted').first().waitFor({ timeout: 10000 });
+  });
+
+  await step('WGSL document', async () => {
+    await openFile('quicksort.weft');
+    await command('Weft: Show WGSL');
+    await poll('WGSL text', async () => /@compute/.test(await editorText()), 60000);
+  });
+} catch (error) {
+  failed = true;
+  console.error(error.stack ?? error);
+} finally {
+  await browser?.close().catch(() => undefined);
+  server.kill('SIGTERM');
+  fs.rmSync(work, { recursive: true, force: true });
+}
+const passed = steps.filter((s) => s.ok).length;
+console.log(`${passed} of ${steps.length} steps passed; screenshots in ${path.relative(process.cwd(), artifacts)}`);
+process.exit(failed ? 1 : 0);
