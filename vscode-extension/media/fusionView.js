@@ -101,7 +101,8 @@
       document.body.classList.toggle('stale', Boolean(message.message) && !message.graph);
       if (message.graph) {
         const fused = message.graph.nodes.filter((n) => n.ops.length + n.moreOps > 1).length;
-        summaryEl.textContent = `${message.graph.nodes.length} kernels, ${fused} fused from several ops · ${message.graph.strategy}`;
+        const count = message.graph.nodes.length;
+        summaryEl.textContent = `${count} kernel${count === 1 ? '' : 's'}, ${fused} fused from several ops · ${message.graph.strategy}`;
         draw(message.graph);
       }
     } else if (message.type === 'highlight') {

@@ -62,8 +62,16 @@ export interface FusionGraph {
   height: number;
 }
 
+/**
+ * A plan's IR text (`xs%2`, `len(xs%2) threads`) as the source names it: the IR's variable
+ * numbers dropped, as the server's hovers and hints drop them.
+ */
+export function withoutIrNumbers(text: string): string {
+  return text.replace(/%\d+/g, '');
+}
+
 function subtitle(kernel: PlanKernel): string {
-  return [kernel.pattern, kernel.schedule, kernel.launch].filter((s) => s !== '').join(' · ');
+  return [kernel.pattern, kernel.schedule, withoutIrNumbers(kernel.launch)].filter((s) => s !== '').join(' · ');
 }
 
 /**
@@ -95,7 +103,7 @@ export function buildGraph(plan: FusionPlan, fn?: string): FusionGraph {
           break;
         }
       }
-      const label = `${input.name}: ${input.elem}`;
+      const label = `${withoutIrNumbers(input.name)}: ${input.elem}`;
       if (from < 0) {
         external[to].push(label);
       } else if (!edge(from, to).buffers.includes(label)) {

@@ -41,7 +41,7 @@ export class FusionView implements vscode.Disposable {
       }),
       vscode.window.onDidChangeTextEditorSelection((e) => {
         if (this.panel && e.textEditor.document === this.document) {
-          this.followCursor(e.selections[0].active);
+          this.followCursor(e.selections[0].active, true);
         }
       }),
     );
@@ -65,6 +65,10 @@ export class FusionView implements vscode.Disposable {
       this.panel.reveal(vscode.ViewColumn.Beside, true);
     }
     await this.refresh();
+    if (editor) {
+      // Highlight the cursor's kernel, but keep the function asked for (a lens names one).
+      this.followCursor(editor.selection.active, false);
+    }
   }
 
   private createPanel(): vscode.WebviewPanel {
@@ -131,13 +135,14 @@ export class FusionView implements vscode.Disposable {
     return around?.name ?? TOP_LEVEL;
   }
 
-  private followCursor(position: vscode.Position): void {
+  /** Highlights the kernel at the cursor; with `switchFunction`, shows its function if another. */
+  private followCursor(position: vscode.Position, switchFunction: boolean): void {
     if (!this.plan || !this.panel) {
       return;
     }
     const kernel = kernelAt(this.plan, { line: position.line, character: position.character });
     const source = this.plan.kernels.find((k) => k.name === kernel)?.source;
-    if (source !== undefined && source !== this.function) {
+    if (switchFunction && source !== undefined && source !== this.function) {
       this.function = source;
       this.post();
     }

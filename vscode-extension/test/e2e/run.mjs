@@ -103,23 +103,20 @@ async function command(title) {
   await page.keyboard.press('Enter');
 }
 
+/** Opens a file from the Explorer, as a person clicks it. */
 async function openFile(name) {
-  await page.keyboard.press('Control+P');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator(`.tab.active[aria-label*="${name}"]`).waitFor();
+  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first().click();
+  await page.locator(`.tab.active[data-resource-name="${name}"]`).first().waitFor();
   await page.locator('.monaco-editor .view-lines').first().waitFor();
 }
 
 /** Puts the cursor at 1-based `line` and `column` with Go to Line. */
 async function goTo(line, column) {
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
   await page.keyboard.press('Control+G');
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible' });
-  await input.fill(`${line}:${column}`);
+  await input.fill(`:${line}:${column}`);
   await page.keyboard.press('Enter');
 }
 
@@ -171,15 +168,11 @@ try {
   });
 
   await step('hover shows type and shape', async () => {
-    await goTo(3, 3);
-    await page.keyboard.press('Control+K');
-    await page.keyboard.press('Control+I');
-    const hover = page.locator('.monaco-hover:not(.hidden) .hover-contents, .monaco-hover-content').first();
-    await hover.waitFor({ state: 'visible', timeout: 30000 });
-    const content = await poll('a hover with a type', async () => {
-      const t = await hover.innerText().catch(() => '');
-      return t.includes('f32') ? t : null;
-    });
+    // The mouse rests on `squares`, as a reader's would.
+    await page.locator('.view-line span', { hasText: /^squares$/ }).first().hover();
+    const hover = page.locator('.monaco-hover-content').filter({ hasText: 'f32', visible: true }).first();
+    await hover.waitFor({ timeout: 30000 });
+    const content = await hover.innerText();
     if (!/squares/.test(content) || !/4|len/.test(content)) throw new Error(`the hover lacks name or shape: ${content}`);
     console.log(`     hover: ${content.replace(/\s+/g, ' ').slice(0, 120)}`);
     await page.keyboard.press('Escape');
@@ -212,18 +205,63 @@ try {
     await poll('the squiggle to go', async () => (await page.locator('.monaco-editor .squiggly-error').count()) === 0, 30000);
   });
 
-  await step('fusion view draws kernels', async () => {
+  await step('fusion view draws the kernels of the function at the cursor', async () => {
     await openFile('quicksort.weft');
-    await goTo(8, 5);
+    // Inside `quicksort`, on `x < pivot`.
+    await goTo(19, 30);
     await command('Weft: Show Fusion View');
     const frame = await poll('kernels in the fusion view', () => webviewWith('svg g.kernel'), 90000);
+    const picked = await frame.locator('#function').inputValue();
+    if (picked !== 'quicksort') throw new Error(`the view shows ${picked}, not quicksort`);
     const kernels = await frame.locator('svg g.kernel').count();
     const options = await frame.locator('#function option').allInnerTexts();
-    console.log(`     fusion view: ${kernels} kernels drawn; functions ${options.join(', ')}`);
-    if (kernels < 1) throw new Error('no kernel drawn');
-    // Selecting a kernel highlights its ops in the editor.
-    await frame.locator('svg g.kernel').first().click();
+    console.log(`     fusion view: ${kernels} kernels of quicksort drawn; functions ${options.join(', ')}`);
+    // The kernel the cursor is in is highlighted.
     await frame.locator('svg g.kernel.highlighted').first().waitFor({ timeout: 10000 });
+    // Selecting another kernel highlights it (and its ops in the editor).
+    await frame.locator('svg g.kernel:not(.highlighted)').first().click();
+    await poll('the clicked kernel highlighted', async () => (await frame.locator('svg g.kernel.highlighted').count()) === 1);
+  });
+
+  await step('a kernel lens opens the fusion view on its function', async () => {
+    const defLine = page.locator('.editor-group-container .view-line', { hasText: 'def is_sorted' }).first();
+    await defLine.scrollIntoViewIfNeeded();
+    const below = (await defLine.boundingBox()).y;
+    const lenses = page.locator('.codelens-decoration a');
+    let clicked = false;
+    for (let i = 0; i < (await lenses.count()); i++) {
+      const box = await lenses.nth(i).boundingBox();
+      if (box && box.y < below && box.y > below - 30) {
+        console.log(`     lens: ${await lenses.nth(i).innerText()}`);
+        await lenses.nth(i).click();
+        clicked = true;
+        break;
+      }
+    }
+    if (!clicked) throw new Error('no lens above `def is_sorted`');
+    const frame = await poll('the view on is_sorted', async () => {
+      const f = await webviewWith('#function');
+      return f && (await f.locator('#function').inputValue()) === 'is_sorted' ? f : null;
+    });
+    await frame.locator('svg g.kernel').first().waitFor();
+  });
+
+  await step('the fusion view follows edits', async () => {
+    await openFile('demo.weft');
+    await command('Weft: Show Fusion View');
+    const frame = await poll('the top level of demo.weft', async () => {
+      const f = await webviewWith('#summary');
+      return f && /^2 kernels/.test(await f.locator('#summary').innerText()) ? f : null;
+    });
+    await goTo(4, 1);
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('print(max([x - 1.0 for x in xs if x > 2.0]))', { delay: 5 });
+    const summary = await poll('a new kernel count', async () => {
+      const t = await frame.locator('#summary').innerText();
+      return /^2 kernels/.test(t) ? null : t;
+    });
+    console.log(`     after the edit: ${summary}`);
   });
 
   await step('WGSL document', async () => {

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { MAX_OPS_SHOWN, buildGraph, functionsWithKernels, kernelAt, kernelRanges } from '../../src/fusionGraph';
+import { MAX_OPS_SHOWN, buildGraph, functionsWithKernels, kernelAt, kernelRanges, withoutIrNumbers } from '../../src/fusionGraph';
 import { FusionPlan, PlanKernel, PlanOp } from '../../src/plan';
 
 function op(text: string, line: number, from: number, to: number): PlanOp {
@@ -17,7 +17,7 @@ function op(text: string, line: number, from: number, to: number): PlanOp {
 }
 
 function buffer(v: number, name: string) {
-  return { var: v, name, elem: 'f32', bytes: '4·len(xs)' };
+  return { var: v, name: `${name}%${v}`, elem: 'f32', bytes: '4·len(xs)' };
 }
 
 function kernel(name: string, source: string, instance: string, ops: PlanOp[], inputs: number[], outputs: number[]): PlanKernel {
@@ -30,7 +30,7 @@ function kernel(name: string, source: string, instance: string, ops: PlanOp[], i
     ops,
     inputs: inputs.map((v) => buffer(v, `v${v}`)),
     outputs: outputs.map((v) => buffer(v, `v${v}`)),
-    launch: 'len(xs) threads',
+    launch: 'len(xs%1) threads',
     bindings: inputs.length + outputs.length,
   };
 }
@@ -118,6 +118,12 @@ describe('buildGraph', () => {
     for (const n of graph.nodes) {
       assert.ok(n.x >= 0 && n.y >= 0 && n.x + n.width <= graph.width && n.y + n.height <= graph.height);
     }
+  });
+
+  it('names buffers and launches as the source does, without IR numbers', () => {
+    assert.equal(withoutIrNumbers('len(xs%2) threads, 100% busy'), 'len(xs) threads, 100% busy');
+    const [node] = buildGraph(plan, 'main').nodes;
+    assert.equal(node.subtitle, 'map · flat · len(xs) threads');
   });
 
   it('lists the ops by their source text, and counts those past the limit', () => {
