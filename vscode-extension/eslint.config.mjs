@@ -9,7 +9,7 @@ export default tseslint.config(
   {
     files: ['media/**/*.js', 'test/e2e/**/*.mjs', 'test/grammar/**/*.mjs', '*.mjs'],
     languageOptions: {
-      globals: { window: 'readonly', document: 'readonly', console: 'readonly', process: 'readonly', CSS: 'readonly', acquireVsCodeApi: 'readonly', setTimeout: 'readonly', URL: 'readonly' },
+      globals: { window: 'readonly', document: 'readonly', console: 'readonly', process: 'readonly', CSS: 'readonly', acquireVsCodeApi: 'readonly', setTimeout: 'readonly', URL: 'readonly', fetch: 'readonly' },
     },
   },
   {

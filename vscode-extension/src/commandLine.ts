@@ -26,11 +26,15 @@ export function shellLine(program: string, args: string[]): string {
   return [program, ...args].map(shellQuote).join(' ');
 }
 
+const PASTE_START = '\x1b[200~';
+const PASTE_END = '\x1b[201~';
+
 /**
- * The lines to type into `weft repl` for a selection: its common indentation removed (a
- * selection inside a function's body is still a valid cell), blank lines inside a block
- * dropped (the REPL, like Python's prompt, ends a block at an empty line), and one empty
- * line after a block, so that the cell runs at once. `undefined` when there is nothing to send.
+ * What to type into `weft repl` for a selection: its lines as one bracketed paste (so that the
+ * REPL takes them as one cell, however many lines, as it takes a paste from the clipboard),
+ * with the selection's common indentation removed (a selection inside a function's body is
+ * still a valid cell), then Enter; and a second Enter, the empty line that ends a cell with a
+ * block, as at Python's prompt. `undefined` when there is nothing to send.
  */
 export function replInput(selection: string): string | undefined {
   const lines = selection.replace(/\r\n?/g, '\n').split('\n');
@@ -39,7 +43,9 @@ export function replInput(selection: string): string | undefined {
     return undefined;
   }
   const indent = Math.min(...code.map((l) => l.length - l.trimStart().length));
-  const dedented = code.map((l) => l.slice(indent).trimEnd());
+  const dedented = lines.map((l) => l.slice(Math.min(indent, l.length - l.trimStart().length)).trimEnd());
+  while (dedented[0] === '') dedented.shift();
+  while (dedented[dedented.length - 1] === '') dedented.pop();
   const opensBlock = dedented.some((l) => /:\s*(#.*)?$/.test(l) && !l.startsWith('#'));
-  return dedented.join('\n') + (opensBlock ? '\n\n' : '\n');
+  return PASTE_START + dedented.join('\n') + PASTE_END + (opensBlock ? '\r\r' : '\r');
 }

@@ -52,13 +52,15 @@ export class Terminals implements vscode.Disposable {
     const editor = vscode.window.activeTextEditor;
     if (!editor) return;
     const selection = editor.selection;
+    // Whole lines; a selection that ends at the start of a line leaves that line out.
+    const last = !selection.isEmpty && selection.end.character === 0 ? selection.end.line - 1 : selection.end.line;
     const text = selection.isEmpty
       ? editor.document.lineAt(selection.active.line).text
-      : editor.document.getText(new vscode.Range(selection.start.line, 0, selection.end.line, Number.MAX_SAFE_INTEGER));
+      : editor.document.getText(new vscode.Range(selection.start.line, 0, last, Number.MAX_SAFE_INTEGER));
     const input = replInput(text);
     if (input === undefined) return;
     const repl = this.startRepl();
-    // The text ends with the newline that submits it; sendText adds none.
+    // The input ends with the Enter that submits it; sendText adds none.
     repl?.sendText(input, false);
   }
 

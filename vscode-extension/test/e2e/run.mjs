@@ -51,6 +51,10 @@ const settings = {
   'update.mode': 'none',
   'window.commandCenter': false,
   'chat.disableAIFeatures': true,
+  // The DOM renderer, so that a terminal's text can be read from the page.
+  'terminal.integrated.gpuAcceleration': 'off',
+  // The protocol's messages in the server's log, which is kept with the screenshots.
+  'weft.trace.server': 'verbose',
 };
 fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
 
@@ -70,7 +74,7 @@ const port = await new Promise((resolve) => {
 const serverLog = fs.openSync(path.join(artifacts, 'code-server.log'), 'w');
 const server = spawn(
   args['code-server'],
-  [...codeServerArgs, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-workspace-trust', '--disable-update-check', workspace],
+  [...codeServerArgs, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-workspace-trust', '--disable-update-check', '--log', 'trace', workspace],
   { stdio: ['ignore', serverLog, serverLog] },
 );
 
@@ -120,7 +124,9 @@ async function goTo(line, column) {
   await page.keyboard.press('Enter');
 }
 
-const editorText = () => page.locator('.editor-group-container.active .monaco-editor .view-lines').first().innerText();
+/** The active editor's visible text, hints included; whitespace as plain spaces (a selection shows spaces as dots). */
+const editorText = async () =>
+  (await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().innerText()).replace(/[\u00b7\u00a0]/g, ' ');
 
 /** The frames of webviews whose document has `selector`. */
 async function webviewWith(selector) {
@@ -168,11 +174,15 @@ try {
   });
 
   await step('hover shows type and shape', async () => {
-    // The mouse rests on `squares`, as a reader's would.
-    await page.locator('.view-line span', { hasText: /^squares$/ }).first().hover();
+    // The cursor on `squares`, then Show Hover (Ctrl+K Ctrl+I): a mouse would miss when a lens
+    // arrives and moves the lines.
     const hover = page.locator('.monaco-hover-content').filter({ hasText: 'f32', visible: true }).first();
-    await hover.waitFor({ timeout: 30000 });
-    const content = await hover.innerText();
+    const content = await poll('a hover with a type', async () => {
+      await goTo(3, 3);
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+I');
+      return hover.innerText({ timeout: 3000 }).catch(() => null);
+    });
     if (!/squares/.test(content) || !/4|len/.test(content)) throw new Error(`the hover lacks name or shape: ${content}`);
     console.log(`     hover: ${content.replace(/\s+/g, ' ').slice(0, 120)}`);
     await page.keyboard.press('Escape');
@@ -269,12 +279,91 @@ try {
     await command('Weft: Show WGSL');
     await poll('WGSL text', async () => /@compute/.test(await editorText()), 60000);
   });
+
+  const terminalText = () => page.locator('.terminal-wrapper.active .xterm-rows, .terminal .xterm-rows').last().innerText().catch(() => '');
+
+  await step('Run File runs the program in a terminal', async () => {
+    await openFile('demo.weft');
+    await command('Weft: Run File');
+    // 1 + 4 + 9 + 16, then the largest of x - 1 over x > 2.
+    await poll('the program output', async () => /30\.0\s+3\.0/.test(await terminalText()), 60000);
+  });
+
+  await step('Send Selection to REPL runs the lines in weft repl', async () => {
+    await openFile('demo.weft');
+    await goTo(2, 1);
+    for (let i = 0; i < 3; i++) await page.keyboard.press('Shift+ArrowDown');
+    await page.keyboard.press('Shift+Enter');
+    const text = await poll('the REPL output', async () => {
+      const t = await terminalText();
+      return /\]> /.test(t) && /30\.0/.test(t) ? t : null;
+    }, 60000);
+    console.log(`     repl: ${text.replace(/\s+/g, ' ').trim().slice(0, 160)}`);
+  });
+
+  /** The settings editor, searched for `id`: the setting shown, once its title reads `title`. */
+  async function settingItem(id, title) {
+    await page.keyboard.press('Control+Comma');
+    const search = page.locator('.settings-editor .suggest-input-container textarea, .settings-editor .suggest-input-container input').first();
+    await search.waitFor();
+    await search.fill(id);
+    const item = page.locator('.settings-editor .setting-item-contents').filter({ hasText: title, visible: true });
+    await item.waitFor();
+    return item;
+  }
+
+  /** Clicks a checkbox setting, as a person unticks it in the Settings editor. */
+  async function toggleSetting(id, title) {
+    const item = await settingItem(id, title);
+    await item.locator('.setting-value-checkbox').click();
+  }
+
+  /** Types a string setting's value in the Settings editor. */
+  async function setStringSetting(id, title, value) {
+    const item = await settingItem(id, title);
+    const input = item.locator('input').first();
+    await input.fill(value);
+    await input.press('Tab');
+  }
+
+  await step('hint settings reach the server', async () => {
+    await toggleSetting('weft.inlayHints.types', 'Inlay Hints: Types');
+    await toggleSetting('weft.inlayHints.shapes', 'Inlay Hints: Shapes');
+    await openFile('demo.weft');
+    await poll('type hints to go, kernel hints to stay', async () => {
+      const t = await editorText();
+      return !t.includes('[f32; 4]') && t.includes('⟨k1⟩');
+    });
+    await toggleSetting('weft.inlayHints.types', 'Inlay Hints: Types');
+    await toggleSetting('weft.inlayHints.shapes', 'Inlay Hints: Shapes');
+    await openFile('demo.weft');
+    await poll('type hints back', async () => (await editorText()).includes('[f32; 4]'));
+  });
+
+  await step('a missing weft is explained, and Restart Server recovers', async () => {
+    await setStringSetting('weft.server.path', 'Server: Path', '/nonexistent/weft');
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'cargo install' }).first();
+    await toast.waitFor({ timeout: 30000 });
+    const message = (await toast.innerText()).replace(/\s+/g, ' ');
+    if (!message.includes('/nonexistent/weft') || !message.includes('weft.server.path')) throw new Error(message);
+    console.log(`     message: ${message.slice(0, 200)}`);
+    await setStringSetting('weft.server.path', 'Server: Path', args.weft);
+    await command('Weft: Restart Server');
+    await openFile('demo.weft');
+    await goTo(4, 1);
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('ys = xs', { delay: 5 });
+    await poll('hints from the restarted server', async () => (await editorText()).includes('ys: [f32; 4]'), 60000);
+  });
 } catch (error) {
   failed = true;
   console.error(error.stack ?? error);
 } finally {
   await browser?.close().catch(() => undefined);
   server.kill('SIGTERM');
+  // VS Code's logs, the extension's output channel among them, for a failure's post-mortem.
+  fs.cpSync(path.join(userData, 'logs'), path.join(artifacts, 'logs'), { recursive: true });
   fs.rmSync(work, { recursive: true, force: true });
 }
 const passed = steps.filter((s) => s.ok).length;

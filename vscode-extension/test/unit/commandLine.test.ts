@@ -21,21 +21,23 @@ describe('command lines', () => {
 });
 
 describe('replInput', () => {
-  it('sends a line as it is, with the newline that submits it', () => {
-    assert.equal(replInput('xs = [1, 2, 3]'), 'xs = [1, 2, 3]\n');
+  const paste = (text: string) => `\x1b[200~${text}\x1b[201~`;
+
+  it('sends a line as one paste, then the Enter that submits it', () => {
+    assert.equal(replInput('xs = [1, 2, 3]'), paste('xs = [1, 2, 3]') + '\r');
   });
 
-  it('ends a block with an empty line, so that the cell runs', () => {
-    assert.equal(replInput('def f(x):\n    return x + 1\n'), 'def f(x):\n    return x + 1\n\n');
+  it('ends a cell with a block with an empty line, so that it runs', () => {
+    assert.equal(replInput('def f(x):\n    return x + 1\n'), paste('def f(x):\n    return x + 1') + '\r\r');
   });
 
-  it('removes the indentation a selection inside a body has, and blank lines inside a block', () => {
-    assert.equal(replInput('    for i in range(3):\n\n        print(i)\n'), 'for i in range(3):\n    print(i)\n\n');
-    assert.equal(replInput('  a = 1\r\n  b = a + 1'), 'a = 1\nb = a + 1\n');
+  it('removes the indentation a selection inside a body has, and keeps blank lines inside', () => {
+    assert.equal(replInput('\n    for i in range(3):\n\n        print(i)\n'), paste('for i in range(3):\n\n    print(i)') + '\r\r');
+    assert.equal(replInput('  a = 1\r\n  b = a + 1'), paste('a = 1\nb = a + 1') + '\r');
   });
 
   it('does not take a colon in a comment or a slice for a block', () => {
-    assert.equal(replInput('# note: this\nys = xs[1:3]'), '# note: this\nys = xs[1:3]\n');
+    assert.equal(replInput('# note: this\nys = xs[1:3]'), paste('# note: this\nys = xs[1:3]') + '\r');
   });
 
   it('sends nothing for an empty selection', () => {
