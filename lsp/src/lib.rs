@@ -348,7 +348,9 @@ fn editor_plan(s: &Snapshot, text: &str, function_plan: ide::FunctionPlan) -> Va
         }
     };
     let mut json = serde_json::to_value(&plan).expect("a plan serialises");
-    for ((kernel, source), planned) in json["kernels"].as_array_mut().into_iter().flatten().zip(sources).zip(&plan.kernels) {
+    for ((kernel, source), planned) in
+        json["kernels"].as_array_mut().into_iter().flatten().zip(sources).zip(&plan.kernels)
+    {
         kernel["source"] = Value::String(source);
         for (op, planned) in kernel["ops"].as_array_mut().into_iter().flatten().zip(&planned.ops) {
             add(op, planned);

@@ -121,6 +121,23 @@ fn the_terminal_repl_prompts_continues_blocks_completes_and_exits_on_ctrl_d() {
     exit_at_prompt(&mut repl, "[5]> ");
 }
 
+/// A paste of several lines and the Enter after it, written at once (as a terminal pastes, and as
+/// the VS Code extension's Send Selection to REPL types them), run as one cell. rustyline before
+/// 19 left the bytes after the first key of a read unhandled until more input came.
+#[test]
+fn a_paste_and_enter_in_one_write_run_as_one_cell() {
+    let state = tempdir("paste");
+    let mut repl = terminal("interp", &state);
+    repl.send("\x1b[200~xs = [1.0, 2.0, 3.0, 4.0]\nprint(sum([x * x for x in xs]))\x1b[201~\r").unwrap();
+    repl.flush().unwrap();
+    repl.exp_string("30.0").unwrap();
+    // A cell with a block ends with an empty line: a second Enter in the same write.
+    repl.send("\x1b[200~def f(x):\n    return x + 1\n\nprint(f(41))\x1b[201~\r\r").unwrap();
+    repl.flush().unwrap();
+    repl.exp_string("42").unwrap();
+    exit_at_prompt(&mut repl, "[3]> ");
+}
+
 #[test]
 fn history_is_kept_across_two_sessions() {
     let state = tempdir("history");
@@ -178,8 +195,7 @@ fn exit_at_prompt(session: &mut PtySession, prompt: &str) {
     session.exp_eof().unwrap();
 }
 
-/// Types `keys` one at a time, as a person does: rustyline handles a key per read, so a burst
-/// written at once would wait for the next input to be handled.
+/// Types `keys` one at a time, as a person does.
 fn type_keys(session: &mut PtySession, keys: &str) {
     for key in keys.chars() {
         session.send(&key.to_string()).expect("a key is sent");

@@ -70,6 +70,25 @@
       svg.appendChild(g);
     }
     graphEl.appendChild(svg);
+    // Why adjacent kernels stayed apart, in words as well as on the dashed arrows.
+    const apart = graph.edges.filter((e) => e.reasons.length > 0);
+    if (apart.length > 0) {
+      const section = document.createElement('section');
+      section.id = 'apart';
+      const heading = document.createElement('h3');
+      heading.textContent = 'Kept apart';
+      section.appendChild(heading);
+      const list = document.createElement('ul');
+      for (const edge of apart) {
+        for (const reason of edge.reasons) {
+          const item = document.createElement('li');
+          item.textContent = `${edge.from} → ${edge.to}: ${reason}`;
+          list.appendChild(item);
+        }
+      }
+      section.appendChild(list);
+      graphEl.appendChild(section);
+    }
     setHighlight(highlighted);
   }
 

@@ -47,7 +47,7 @@ export interface GraphEdge {
   to: string;
   /** Buffers passed along the edge, as `name: elem`. */
   buffers: string[];
-  /** Why ops of the two kernels stayed apart, when the plan says. */
+  /** Why ops of the two kernels stayed apart, when the plan says: the two ops, then the reason. */
   reasons: string[];
   points: [number, number][];
 }
@@ -118,7 +118,7 @@ export function buildGraph(plan: FusionPlan, fn?: string): FusionGraph {
       continue;
     }
     const [a, b] = from < to ? [from, to] : [to, from];
-    const reason = `${pair.relation}: ${pair.reason}`;
+    const reason = `${pair.from.excerpt ?? pair.from.op} → ${pair.to.excerpt ?? pair.to.op}: ${pair.reason}`;
     const e = edge(a, b);
     if (!e.reasons.includes(reason)) {
       e.reasons.push(reason);

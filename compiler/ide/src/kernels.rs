@@ -89,18 +89,25 @@ fn first_top_level_statement(db: &dyn Db, file: SourceFile) -> Option<TextRange>
 /// The plan as an editor's fusion view reads it: the kernels of `function` only when given (a
 /// `def`'s name, `main` for the top level, or an instance), each with the source function it
 /// belongs to, in the plan's order; and the pairs kept apart between two of those kernels.
-pub fn function_plan(db: &dyn Db, file: SourceFile, plan: &FusionPlan, function: Option<&str>) -> FunctionPlan {
+pub fn function_plan(
+    db: &dyn Db,
+    file: SourceFile,
+    plan: &FusionPlan,
+    function: Option<&str>,
+) -> FunctionPlan {
     let mut out = FusionPlan { kernels: Vec::new(), unfused: Vec::new(), ..plan.clone() };
     let mut sources = Vec::new();
     for kernel in &plan.kernels {
-        let source = kernel_offset(kernel).map_or_else(|| TOP_LEVEL.into(), |at| source_function(db, file, at));
+        let source =
+            kernel_offset(kernel).map_or_else(|| TOP_LEVEL.into(), |at| source_function(db, file, at));
         if function.is_none_or(|f| f == source || f == kernel.function) {
             out.kernels.push(kernel.clone());
             sources.push(source);
         }
     }
     let kept = |name: &str| out.kernels.iter().any(|k| k.name == name);
-    out.unfused = plan.unfused.iter().filter(|u| kept(&u.from_kernel) && kept(&u.to_kernel)).cloned().collect();
+    out.unfused =
+        plan.unfused.iter().filter(|u| kept(&u.from_kernel) && kept(&u.to_kernel)).cloned().collect();
     FunctionPlan { plan: out, sources }
 }
 

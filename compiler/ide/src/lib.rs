@@ -31,7 +31,8 @@ pub use completion::{Completion, CompletionKind, SignatureHelp, completions, sig
 pub use hover::{Hover, hover};
 pub use inlay::{InlayHint, InlayKind, InlayOptions, inlay_hints};
 pub use kernels::{
-    FunctionKernels, FunctionPlan, KernelSource, TOP_LEVEL, function_kernels, function_plan, kernel_sources, op_excerpt,
+    FunctionKernels, FunctionPlan, KernelSource, TOP_LEVEL, function_kernels, function_plan, kernel_sources,
+    op_excerpt,
 };
 pub use navigation::{Edit, definition, highlights, prepare_rename, references, rename};
 pub use outline::{

@@ -226,6 +226,10 @@ try {
     const kernels = await frame.locator('svg g.kernel').count();
     const options = await frame.locator('#function option').allInnerTexts();
     console.log(`     fusion view: ${kernels} kernels of quicksort drawn; functions ${options.join(', ')}`);
+    // Why adjacent ops stayed apart: dashed arrows, and the list under the graph.
+    const apart = await frame.locator('#apart li').count();
+    if (apart < 1 || (await frame.locator('svg g.edge.apart, svg g.edge title').count()) < 1) throw new Error('no reason shown');
+    console.log(`     kept apart: ${apart} reasons, the first: ${await frame.locator('#apart li').first().innerText()}`);
     // The kernel the cursor is in is highlighted.
     await frame.locator('svg g.kernel.highlighted').first().waitFor({ timeout: 10000 });
     // Selecting another kernel highlights it (and its ops in the editor).

@@ -99,10 +99,10 @@ describe('buildGraph', () => {
   it('says why ops stayed apart, on the edge between their kernels', () => {
     const graph = buildGraph(plan, 'main');
     const k1k3 = graph.edges.find((e) => e.from === 'k1' && e.to === 'k3');
-    assert.deepEqual(k1k3?.reasons, ['producer-consumer: a reduction must finish before its result is read']);
+    assert.deepEqual(k1k3?.reasons, ['`sum(ys)` → `t + 1`: a reduction must finish before its result is read']);
     const k0k2 = graph.edges.find((e) => e.from === 'k0' && e.to === 'k2');
     assert.deepEqual(k0k2?.buffers, []);
-    assert.deepEqual(k0k2?.reasons, ['siblings: they run over different lengths']);
+    assert.deepEqual(k0k2?.reasons, ['`x * x` → `len(zs)`: they run over different lengths']);
   });
 
   it('lays kernels out in layers, each below what it depends on, with arrows pointing down', () => {
