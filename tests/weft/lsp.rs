@@ -139,7 +139,7 @@ fn hover_inlay_hints_definition_completion_rename_and_formatting() {
     let plan = client.request("weft/fusionPlan", json!({ "textDocument": { "uri": URI } }));
     assert_eq!(plan["schema"], 1);
     assert!(plan["kernels"].as_array().is_some_and(|k| !k.is_empty()), "{plan}");
-    let wgsl = client.request("weft/wgsl", json!({ "textDocument": { "uri": URI }, "function": "main" }));
+    let wgsl = client.request("weft/wgsl", json!({ "textDocument": { "uri": URI }, "function": "norm" }));
     assert!(wgsl[0]["wgsl"].as_str().is_some_and(|w| w.contains("@compute")), "{wgsl}");
 
     let tokens =
@@ -358,6 +358,11 @@ fn the_fusion_plan_of_one_function_holds_its_kernels_only() {
     for pair in quicksort["unfused"].as_array().into_iter().flatten() {
         assert!(names.contains(&&pair["from_kernel"]) && names.contains(&&pair["to_kernel"]), "{pair}");
     }
+    // `main` is the top level, not the instance `main` with the inlined `def`s in it.
+    let top = client.request("weft/fusionPlan", json!({ "textDocument": document, "function": "main" }));
+    let of_top: Vec<Value> = kernels(&whole).into_iter().filter(|k| k["source"] == "main").collect();
+    assert!(!of_top.is_empty(), "{top}");
+    assert_eq!(kernels(&top), of_top);
     let unknown =
         client.request("weft/fusionPlan", json!({ "textDocument": document, "function": "nothing" }));
     assert_eq!(kernels(&unknown), Vec::<Value>::new());

@@ -37,10 +37,11 @@
     for (const edge of graph.edges) {
       const [[x1, y1], [x2, y2]] = edge.points;
       const mid = (y1 + y2) / 2;
-      const apart = edge.buffers.length === 0;
+      // Dashed red where the plan kept ops of the two kernels apart, buffers passed or not.
+      const apart = edge.reasons.length > 0;
       const g = el('g', { class: apart ? 'edge apart' : 'edge buffer' });
       g.appendChild(el('path', { d: `M ${x1} ${y1} C ${x1} ${mid}, ${x2} ${mid}, ${x2} ${y2}`, 'marker-end': 'url(#arrow)' }));
-      const label = apart ? 'kept apart' : edge.buffers.join(', ');
+      const label = [edge.buffers.join(', '), apart ? 'kept apart' : ''].filter((t) => t !== '').join(' · ');
       g.appendChild(el('text', { x: (x1 + x2) / 2 + 6, y: mid - 3 }, clip(label, 240)));
       const tip = [...edge.buffers.map((b) => `buffer ${b}`), ...edge.reasons.map((r) => `kept apart: ${r}`)];
       g.appendChild(el('title', {}, `${edge.from} → ${edge.to}\n${tip.join('\n')}`));

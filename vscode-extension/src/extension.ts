@@ -76,18 +76,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(fusionView, wgsl, terminals);
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(WgslDocuments.scheme, wgsl),
-    vscode.commands.registerCommand('weft.restartServer', async () => {
-      if (client) {
-        await client.stop().catch(() => undefined);
-        client = undefined;
-      }
-      client = await startClient(output);
-      if (client) {
-        void vscode.window.setStatusBarMessage('Weft: the language server restarted', 3000);
-      }
-    }),
-    vscode.commands.registerCommand('weft.showFusionView', (uri?: string, fn?: string) => fusionView.show(uri, fn)),
-    // The server's code lens `N kernels · view fusion` names this command.
+    vscode.commands.registerCommand('weft.restartServer', () => restart(output)),
+    // From the palette (no arguments) or an editor's title button (its `Uri`, and an object).
+    vscode.commands.registerCommand('weft.showFusionView', (uri?: vscode.Uri, fn?: unknown) => fusionView.show(uri, fn)),
+    // The server's code lens `N kernels · view fusion` names this command: the file's URI and
+    // the function's name, as strings.
     vscode.commands.registerCommand('weft.showFusion', (uri?: string, fn?: string) => fusionView.show(uri, fn)),
     vscode.commands.registerCommand('weft.showWgsl', () => wgsl.show()),
     vscode.commands.registerCommand('weft.runFile', () => terminals.runFile()),
@@ -99,12 +92,31 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
   );
-  try {
-    client = await startClient(output);
-  } catch (error) {
-    output.appendLine(`The language server did not start: ${String(error)}`);
-    void vscode.window.showErrorMessage(`Weft: the language server did not start: ${String(error)}`);
-  }
+  await restart(output, false);
+}
+
+/** The restart in progress: restarts run one after another, so that two never start two servers. */
+let restarting: Promise<void> = Promise.resolve();
+
+/** Stops the server (if one runs) and starts it again with the current settings. */
+function restart(output: vscode.LogOutputChannel, announce = true): Promise<void> {
+  restarting = restarting.then(async () => {
+    if (client) {
+      const stopping = client;
+      client = undefined;
+      await stopping.stop().catch(() => undefined);
+    }
+    try {
+      client = await startClient(output);
+      if (client && announce) {
+        void vscode.window.setStatusBarMessage('Weft: the language server restarted', 3000);
+      }
+    } catch (error) {
+      output.error(`The language server did not start: ${String(error)}`);
+      void vscode.window.showErrorMessage(`Weft: the language server did not start: ${String(error)}`);
+    }
+  });
+  return restarting;
 }
 
 export async function deactivate(): Promise<void> {

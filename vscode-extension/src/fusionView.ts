@@ -4,6 +4,7 @@
  * the cursor highlights the kernel it is in; the view follows edits.
  */
 
+import * as crypto from 'crypto';
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 
@@ -20,7 +21,11 @@ export class FusionView implements vscode.Disposable {
   private document: vscode.TextDocument | undefined;
   private function = TOP_LEVEL;
   private plan: FusionPlan | null = null;
+  /** The document version the plan was computed for. */
+  private planVersion = -1;
   private refreshTimer: NodeJS.Timeout | undefined;
+  /** Counts show() calls, so that a slower earlier one does not overwrite a later one. */
+  private generation = 0;
   private readonly highlight = vscode.window.createTextEditorDecorationType({
     backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'),
     border: '1px solid',
@@ -35,37 +40,56 @@ export class FusionView implements vscode.Disposable {
     this.disposables.push(
       this.highlight,
       vscode.workspace.onDidChangeTextDocument((e) => {
-        if (this.panel && e.document === this.document) {
+        if (this.panel && this.document && sameDocument(e.document, this.document)) {
           this.scheduleRefresh();
         }
       }),
+      // The view shows the file being edited: another Weft file brought forward takes its place.
+      vscode.window.onDidChangeActiveTextEditor((editor) => {
+        if (this.panel && editor?.document.languageId === 'weft' && !(this.document && sameDocument(editor.document, this.document))) {
+          void this.show();
+        }
+      }),
       vscode.window.onDidChangeTextEditorSelection((e) => {
-        if (this.panel && e.textEditor.document === this.document) {
+        if (this.panel && this.document && sameDocument(e.textEditor.document, this.document)) {
           this.followCursor(e.selections[0].active, true);
         }
       }),
     );
   }
 
-  /** Opens (or reveals) the view on `uri`'s function `fn`: by default the active editor's, at its cursor. */
-  async show(uri?: string, fn?: string): Promise<void> {
-    const document = uri
-      ? await vscode.workspace.openTextDocument(vscode.Uri.parse(uri))
-      : vscode.window.activeTextEditor?.document;
+  /**
+   * Opens (or reveals) the view on `uri`'s function `fn`: by default the active editor's file, at
+   * its cursor. The server's lens passes both as strings; an editor title button passes the
+   * file's `Uri` and an object, which is not a function's name.
+   */
+  async show(uri?: string | vscode.Uri, fn?: unknown): Promise<void> {
+    const generation = ++this.generation;
+    const target = typeof uri === 'string' ? vscode.Uri.parse(uri) : uri instanceof vscode.Uri ? uri : undefined;
+    const document = target
+      ? await vscode.workspace.openTextDocument(target)
+      : (vscode.window.activeTextEditor?.document ?? this.document);
     if (!document || document.languageId !== 'weft') {
       void vscode.window.showInformationMessage('Weft: open a .weft file to see its fusion plan.');
       return;
     }
+    const editor = vscode.window.visibleTextEditors.find((e) => sameDocument(e.document, document));
+    const name = typeof fn === 'string' ? fn : editor ? await this.functionAt(document, editor.selection.active) : TOP_LEVEL;
+    if (generation !== this.generation) {
+      return; // A later show() has taken over.
+    }
+    if (!this.document || !sameDocument(this.document, document)) {
+      this.plan = null; // Never draw one file's plan over another's.
+    }
     this.document = document;
-    const editor = vscode.window.visibleTextEditors.find((e) => e.document === document);
-    this.function = fn ?? (editor ? await this.functionAt(document, editor.selection.active) : TOP_LEVEL);
+    this.function = name;
     if (!this.panel) {
       this.panel = this.createPanel();
     } else {
       this.panel.reveal(vscode.ViewColumn.Beside, true);
     }
     await this.refresh();
-    if (editor) {
+    if (editor && generation === this.generation) {
       // Highlight the cursor's kernel, but keep the function asked for (a lens names one).
       this.followCursor(editor.selection.active, false);
     }
@@ -82,7 +106,7 @@ export class FusionView implements vscode.Disposable {
     const webview = panel.webview;
     const script = webview.asWebviewUri(vscode.Uri.joinPath(media, 'fusionView.js'));
     const style = webview.asWebviewUri(vscode.Uri.joinPath(media, 'fusionView.css'));
-    const nonce = [...Array(32)].map(() => Math.floor(Math.random() * 36).toString(36)).join('');
+    const nonce = crypto.randomBytes(16).toString('hex');
     webview.html = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
@@ -91,11 +115,13 @@ export class FusionView implements vscode.Disposable {
 <body><header id="bar"><label>Function <select id="function"></select></label><span id="summary"></span></header>
 <p id="message"></p><div id="graph"></div>
 <script nonce="${nonce}" src="${script}"></script></body></html>`;
-    webview.onDidReceiveMessage((message: FromWebview) => this.onMessage(message), null, this.disposables);
+    const listener = webview.onDidReceiveMessage((message: FromWebview) => this.onMessage(message));
     panel.onDidDispose(() => {
+      listener.dispose();
       this.panel = undefined;
+      this.plan = null;
       this.clearHighlight();
-    }, null, this.disposables);
+    });
     return panel;
   }
 
@@ -110,7 +136,9 @@ export class FusionView implements vscode.Disposable {
         (r) => new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character),
       );
       const document = this.document;
-      void vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.One, preserveFocus: true }).then((editor) => {
+      // The editor already showing the file, or a new one beside the view.
+      const column = vscode.window.visibleTextEditors.find((e) => sameDocument(e.document, document))?.viewColumn ?? vscode.ViewColumn.One;
+      void vscode.window.showTextDocument(document, { viewColumn: column, preserveFocus: true }).then((editor) => {
         editor.setDecorations(this.highlight, ranges);
         if (ranges.length > 0) {
           editor.revealRange(ranges[0], vscode.TextEditorRevealType.InCenterIfOutsideViewport);
@@ -137,8 +165,8 @@ export class FusionView implements vscode.Disposable {
 
   /** Highlights the kernel at the cursor; with `switchFunction`, shows its function if another. */
   private followCursor(position: vscode.Position, switchFunction: boolean): void {
-    if (!this.plan || !this.panel) {
-      return;
+    if (!this.plan || !this.panel || this.document?.version !== this.planVersion) {
+      return; // No plan, or one for older text, whose ranges no longer hold: its refresh follows.
     }
     const kernel = kernelAt(this.plan, { line: position.line, character: position.character });
     const source = this.plan.kernels.find((k) => k.name === kernel)?.source;
@@ -166,18 +194,20 @@ export class FusionView implements vscode.Disposable {
       return;
     }
     const version = document.version;
+    const current = () => this.document === document && document.version === version;
     try {
       const plan = await client.sendRequest<FusionPlan | null>('weft/fusionPlan', {
         textDocument: { uri: document.uri.toString() },
       });
-      if (document.version !== version) {
-        return; // A newer edit has its own refresh coming.
+      if (!current()) {
+        return; // A newer edit, or another file, has its own refresh coming.
       }
       this.plan = plan;
+      this.planVersion = version;
       this.post(plan === null ? 'The file has errors, so there is no plan: the Problems panel says why.' : undefined);
     } catch (error) {
       // A newer edit cancelled the request (ContentModified): its refresh follows.
-      if (document.version === version) {
+      if (current()) {
         this.post(`The plan could not be computed: ${String(error)}`);
       }
     }
@@ -204,4 +234,8 @@ export class FusionView implements vscode.Disposable {
     this.panel?.dispose();
     this.disposables.forEach((d) => d.dispose());
   }
+}
+
+function sameDocument(a: vscode.TextDocument, b: vscode.TextDocument): boolean {
+  return a.uri.toString() === b.uri.toString();
 }

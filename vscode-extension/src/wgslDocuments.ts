@@ -11,15 +11,20 @@ export class WgslDocuments implements vscode.TextDocumentContentProvider, vscode
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
   private readonly watcher: vscode.Disposable;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly client: () => LanguageClient | undefined) {
-    // An open WGSL document follows its source: it is asked again after each edit.
+    // An open WGSL document follows its source: it is asked again once typing pauses.
     this.watcher = vscode.workspace.onDidChangeTextDocument((e) => {
-      for (const doc of vscode.workspace.textDocuments) {
-        if (doc.uri.scheme === WgslDocuments.scheme && doc.uri.query === e.document.uri.toString()) {
-          this.changed.fire(doc.uri);
+      const source = e.document.uri.toString();
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => {
+        for (const doc of vscode.workspace.textDocuments) {
+          if (doc.uri.scheme === WgslDocuments.scheme && doc.uri.query === source) {
+            this.changed.fire(doc.uri);
+          }
         }
-      }
+      }, 400);
     });
   }
 
@@ -44,13 +49,19 @@ export class WgslDocuments implements vscode.TextDocumentContentProvider, vscode
     if (!client) {
       return `// ${title}: the Weft language server is not running (Weft: Restart Server starts it).\n`;
     }
-    const kernels = await client.sendRequest<KernelSource[] | null>('weft/wgsl', {
-      textDocument: { uri: source.toString() },
-    });
-    return wgslDocument(title, kernels);
+    try {
+      const kernels = await client.sendRequest<KernelSource[] | null>('weft/wgsl', {
+        textDocument: { uri: source.toString() },
+      });
+      return wgslDocument(title, kernels);
+    } catch (error) {
+      // An edit cancelled the request (ContentModified); the document is asked again after it.
+      return `// ${title}: the kernels could not be made (${String(error)}); they follow the next edit.\n`;
+    }
   }
 
   dispose(): void {
+    clearTimeout(this.timer);
     this.watcher.dispose();
     this.changed.dispose();
   }

@@ -86,29 +86,50 @@ fn first_top_level_statement(db: &dyn Db, file: SourceFile) -> Option<TextRange>
     Some(TextRange::at(range.start(), TextSize::of(first_line)))
 }
 
+/// Whether a request's `function` names a kernel: its source function, or an instance other than
+/// `main` (whose kernels include those of the `def`s inlined into it; `main` means the top level).
+fn names(function: &str, source: &str, instance: &str) -> bool {
+    function == source || (function != TOP_LEVEL && function == instance)
+}
+
 /// The plan as an editor's fusion view reads it: the kernels of `function` only when given (a
 /// `def`'s name, `main` for the top level, or an instance), each with the source function it
-/// belongs to, in the plan's order; and the pairs kept apart between two of those kernels.
+/// belongs to, in the plan's order; and the pairs kept apart between two of those kernels. The
+/// regions, schedules and rewrites stay whole.
 pub fn function_plan(
     db: &dyn Db,
     file: SourceFile,
     plan: &FusionPlan,
     function: Option<&str>,
 ) -> FunctionPlan {
-    let mut out = FusionPlan { kernels: Vec::new(), unfused: Vec::new(), ..plan.clone() };
+    let mut kernels = Vec::new();
     let mut sources = Vec::new();
     for kernel in &plan.kernels {
         let source =
             kernel_offset(kernel).map_or_else(|| TOP_LEVEL.into(), |at| source_function(db, file, at));
-        if function.is_none_or(|f| f == source || f == kernel.function) {
-            out.kernels.push(kernel.clone());
+        if function.is_none_or(|f| names(f, &source, &kernel.function)) {
+            kernels.push(kernel.clone());
             sources.push(source);
         }
     }
-    let kept = |name: &str| out.kernels.iter().any(|k| k.name == name);
-    out.unfused =
-        plan.unfused.iter().filter(|u| kept(&u.from_kernel) && kept(&u.to_kernel)).cloned().collect();
-    FunctionPlan { plan: out, sources }
+    let kept: std::collections::HashSet<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+    let unfused = plan
+        .unfused
+        .iter()
+        .filter(|u| kept.contains(u.from_kernel.as_str()) && kept.contains(u.to_kernel.as_str()))
+        .cloned()
+        .collect();
+    let plan = FusionPlan {
+        schema: plan.schema,
+        strategy: plan.strategy.clone(),
+        max_bindings: plan.max_bindings,
+        kernels,
+        unfused,
+        regions: plan.regions.clone(),
+        schedules: plan.schedules.clone(),
+        rewrites: plan.rewrites.clone(),
+    };
+    FunctionPlan { plan, sources }
 }
 
 /// A plan cut down to one source function's kernels (`function_plan`).
@@ -148,7 +169,7 @@ pub fn kernel_sources(
             span: k.span,
             wgsl: k.kernel.source.clone(),
         })
-        .filter(|k| function.is_none_or(|f| f == k.function || f == k.instance))
+        .filter(|k| function.is_none_or(|f| names(f, &k.function, &k.instance)))
         .collect())
 }
 
