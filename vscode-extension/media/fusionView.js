@@ -41,8 +41,11 @@
       const apart = edge.reasons.length > 0;
       const g = el('g', { class: apart ? 'edge apart' : 'edge buffer' });
       g.appendChild(el('path', { d: `M ${x1} ${y1} C ${x1} ${mid}, ${x2} ${mid}, ${x2} ${y2}`, 'marker-end': 'url(#arrow)' }));
-      const label = [edge.buffers.join(', '), apart ? 'kept apart' : ''].filter((t) => t !== '').join(' · ');
-      g.appendChild(el('text', { x: (x1 + x2) / 2 + 6, y: mid - 3 }, clip(label, 240)));
+      // Only buffers are written on the arrow: the dashes say "kept apart", the tooltip and the
+      // list under the graph say why, and a large function would be unreadable otherwise.
+      if (edge.buffers.length > 0) {
+        g.appendChild(el('text', { x: (x1 + x2) / 2 + 6, y: mid - 3 }, clip(edge.buffers.join(', '), 160)));
+      }
       const tip = [...edge.buffers.map((b) => `buffer ${b}`), ...edge.reasons.map((r) => `kept apart: ${r}`)];
       g.appendChild(el('title', {}, `${edge.from} → ${edge.to}\n${tip.join('\n')}`));
       svg.appendChild(g);

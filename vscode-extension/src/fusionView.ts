@@ -112,7 +112,8 @@ export class FusionView implements vscode.Disposable {
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link href="${style}" rel="stylesheet"><title>Weft Fusion</title></head>
-<body><header id="bar"><label>Function <select id="function"></select></label><span id="summary"></span></header>
+<body><header id="bar"><label>Function <select id="function"></select></label><span id="summary"></span>
+<span id="legend"><span class="buffer">━ buffer</span> <span class="apart">╍ kept apart</span></span></header>
 <p id="message"></p><div id="graph"></div>
 <script nonce="${nonce}" src="${script}"></script></body></html>`;
     const listener = webview.onDidReceiveMessage((message: FromWebview) => this.onMessage(message));

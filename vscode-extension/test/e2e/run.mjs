@@ -238,6 +238,14 @@ try {
     await frame.locator('svg g.kernel:not(.highlighted)').first().click();
     await poll('the clicked kernel highlighted', async () => (await frame.locator('svg g.kernel.highlighted').count()) === 1);
     await poll('its ops decorated in the editor', async () => (await decorations.count()) > before, 10000);
+    // Moving the cursor onto another op highlights that op's kernel instead.
+    const clicked = await frame.locator('svg g.kernel.highlighted').getAttribute('data-kernel');
+    await page.locator('.tab[data-resource-name="quicksort.weft"]').first().click();
+    await goTo(21, 38);
+    await poll('the cursor kernel highlighted', async () => {
+      const now = await frame.locator('svg g.kernel.highlighted').getAttribute('data-kernel').catch(() => null);
+      return now !== null && now !== clicked;
+    }, 10000);
   });
 
   await step('a kernel lens opens the fusion view on its function', async () => {
