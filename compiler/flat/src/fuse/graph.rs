@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+use super::solve::Clusters;
 use crate::ir::{Block, Check, Function, Op, Stmt, StmtKind, VarId};
 use weft_core::types::Scalar;
 use weft_core::{BinaryOp, Literal};
@@ -377,78 +378,102 @@ impl<'a> Region<'a> {
     /// cluster runs as one kernel (a statement reaches the others of its own kernel only
     /// through outside work), or `None` when the kernels there depend on each other in a cycle.
     /// Only the window of statements that paths between `nodes` can pass through is searched
-    /// (`window`), once forward and once backward from each of `nodes`, so a component's cost
-    /// depends on its own size and window, not the region's.
-    pub fn relations(&self, clusters: &super::solve::Clusters, nodes: &[usize]) -> Option<Relations> {
+    /// (`window`), once in each direction in topological order, carrying per kernel the set of
+    /// the component's statements it reaches and is reached from: the cost is the window's
+    /// size times the component's in words, not the region's.
+    pub fn relations(&self, clusters: &Clusters, nodes: &[usize]) -> Option<Relations> {
         let (&first, &last) = (nodes.first()?, nodes.last()?);
-        let (unit, lo, succs) = self.window_graph(clusters, first, last);
-        topological(&succs)?;
-        let at = |i: usize| unit[i] - lo;
-        let mut preds = vec![Vec::new(); succs.len()];
-        for (u, next) in succs.iter().enumerate() {
-            for &s in next {
-                preds[s].push(u);
-            }
+        let (unit, lo, succs) = self.window_graph(clusters, None, first, last);
+        let order = topological(&succs)?;
+        let k = nodes.len();
+        let words = k.div_ceil(64);
+        // Each window position's place among the component's statements, if it is one.
+        let mut place = vec![usize::MAX; succs.len()];
+        for (x, &i) in nodes.iter().enumerate() {
+            place[unit[i - lo] - lo] = x;
         }
-        let words = succs.len().div_ceil(64);
-        let reached_from = |start: usize, edges: &[Vec<usize>]| {
-            let mut seen = vec![0u64; words];
-            let mut stack: Vec<usize> = edges[start].clone();
-            while let Some(u) = stack.pop() {
-                if seen[u / 64] & (1 << (u % 64)) == 0 {
-                    seen[u / 64] |= 1 << (u % 64);
-                    stack.extend(&edges[u]);
+        let bit = |set: &mut [u64], x: usize| set[x / 64] |= 1 << (x % 64);
+        let has = |set: &[u64], x: usize| set[x / 64] & (1 << (x % 64)) != 0;
+        // `later[u]`: the component's statements a path from `u` leads to; `earlier[u]`: those
+        // from which a path leads to `u`.
+        let mut later = vec![0u64; succs.len() * words];
+        let mut earlier = vec![0u64; succs.len() * words];
+        for &u in order.iter().rev() {
+            for &s in &succs[u] {
+                for w in 0..words {
+                    later[u * words + w] |= later[s * words + w];
+                }
+                if place[s] != usize::MAX {
+                    bit(&mut later[u * words..(u + 1) * words], place[s]);
                 }
             }
-            seen
-        };
-        let forward: Vec<Vec<u64>> = nodes.iter().map(|&i| reached_from(at(i), &succs)).collect();
-        let backward: Vec<Vec<u64>> = nodes.iter().map(|&i| reached_from(at(i), &preds)).collect();
-        // The kernels that are not the component's statements (each is its own kernel).
-        let mut others = vec![!0u64; words];
-        for &i in nodes {
-            others[at(i) / 64] &= !(1 << (at(i) % 64));
         }
-        let k = nodes.len();
+        for &u in &order {
+            for &s in &succs[u] {
+                for w in 0..words {
+                    earlier[s * words + w] |= earlier[u * words + w];
+                }
+                if place[u] != usize::MAX {
+                    bit(&mut earlier[s * words..(s + 1) * words], place[u]);
+                }
+            }
+        }
+        // `through[x]`: the statements a path from the `x`th reaches through a kernel that is
+        // not one of the component's statements.
+        let mut through = vec![0u64; k * words];
+        for u in (0..succs.len()).filter(|&u| place[u] == usize::MAX) {
+            let from = &earlier[u * words..(u + 1) * words];
+            for x in (0..k).filter(|&x| has(from, x)) {
+                for w in 0..words {
+                    through[x * words + w] |= later[u * words + w];
+                }
+            }
+        }
         let mut relations = Relations { k, reaches: vec![false; k * k], outside: vec![false; k * k] };
         // Every ordered two, not only those in program order: a kernel of an earlier component
         // that has statements before and after the component can lead from a later statement
         // back to an earlier one.
-        for (x, reached) in forward.iter().enumerate() {
-            for (y, reaching) in backward.iter().enumerate().filter(|&(y, _)| y != x) {
-                let j = at(nodes[y]);
-                if reached[j / 64] & (1 << (j % 64)) != 0 {
-                    relations.reaches[x * k + y] = true;
-                    relations.outside[x * k + y] =
-                        (0..words).any(|w| reached[w] & reaching[w] & others[w] != 0);
-                }
+        for (x, &i) in nodes.iter().enumerate() {
+            let reached = &later[(unit[i - lo] - lo) * words..][..words];
+            for y in (0..k).filter(|&y| y != x && has(reached, y)) {
+                relations.reaches[x * k + y] = true;
+                relations.outside[x * k + y] = has(&through[x * words..(x + 1) * words], y);
             }
         }
         Some(relations)
     }
 
     /// Whether the kernels around statements `a` and `b` (their clusters as `clusters` has
-    /// them) still form a schedule: no cycle between kernels in the window that paths between
-    /// them can pass through.
-    pub fn acyclic_around(&self, clusters: &super::solve::Clusters, a: usize, b: usize) -> bool {
-        topological(&self.window_graph(clusters, a.min(b), a.max(b)).2).is_some()
+    /// them, with the clusters `joined` names, two roots, as one) still form a schedule: no
+    /// cycle between kernels in the window that paths between them can pass through.
+    pub fn acyclic_around(
+        &self,
+        clusters: &Clusters,
+        joined: Option<(usize, usize)>,
+        a: usize,
+        b: usize,
+    ) -> bool {
+        topological(&self.window_graph(clusters, joined, a.min(b), a.max(b)).2).is_some()
     }
 
-    /// The kernels of the window around `lo..=hi` (`window`) as a graph: each statement's
-    /// kernel, the window's first statement, and each kernel's successors, indexed by its
-    /// root's position in the window (the other positions have no edges).
+    /// The kernels of the window around `lo..=hi` (`window`) as a graph: each of its
+    /// statements' kernel (`unit`), the window's first statement, and each kernel's
+    /// successors, indexed by its root's position in the window (the other positions have no
+    /// edges).
     fn window_graph(
         &self,
-        clusters: &super::solve::Clusters,
+        clusters: &Clusters,
+        joined: Option<(usize, usize)>,
         lo: usize,
         hi: usize,
     ) -> (Vec<usize>, usize, Vec<Vec<usize>>) {
-        let (unit, lo, hi) = self.window(clusters, lo, hi);
-        let at = |i: usize| unit[i] - lo;
+        let (lo, hi) = self.window(clusters, joined, lo, hi);
+        let unit: Vec<usize> = (lo..=hi).map(|i| self.unit(clusters, joined, i)).collect();
+        let at = |i: usize| unit[i - lo] - lo;
         let mut succs: Vec<Vec<usize>> = vec![Vec::new(); hi - lo + 1];
         for j in lo..=hi {
             for &i in self.preds[j].iter().filter(|&&i| i >= lo) {
-                if unit[i] != unit[j] && !succs[at(i)].contains(&at(j)) {
+                if unit[i - lo] != unit[j - lo] && !succs[at(i)].contains(&at(j)) {
                     succs[at(i)].push(at(j));
                 }
             }
@@ -456,60 +481,89 @@ impl<'a> Region<'a> {
         (unit, lo, succs)
     }
 
-    /// Each statement's kernel (`units`), and the window `lo..=hi` widened until no kernel
-    /// that overlaps it has a statement outside it. Dependencies point only forward in program
-    /// order, so a path that leaves the window could come back only through a kernel whose
-    /// statements lie on both sides of an end: one with a statement inside the window, or one
-    /// that spans it with none inside. Once no kernel overlaps an end, every path between
-    /// statements in the window stays in it.
+    /// The window `lo..=hi` widened until no kernel that overlaps it has a statement outside
+    /// it. Dependencies point only forward in program order, so a path that leaves the window
+    /// could come back only through a kernel whose statements lie on both sides of an end: one
+    /// with a statement inside the window, or one that spans it with none inside. Once no
+    /// kernel overlaps an end, every path between statements in the window stays in it. Only
+    /// the statements the window gains are looked at, so this costs the window, not the region.
     fn window(
         &self,
-        clusters: &super::solve::Clusters,
-        mut lo: usize,
-        mut hi: usize,
-    ) -> (Vec<usize>, usize, usize) {
-        let unit = self.units(clusters);
-        // The first and last statement of each kernel of two or more.
-        let mut span = vec![(usize::MAX, 0); unit.len()];
-        for (i, &u) in unit.iter().enumerate() {
-            span[u] = (span[u].0.min(i), i);
-        }
-        let spans: Vec<(usize, usize)> = span.into_iter().filter(|(first, last)| first < last).collect();
+        clusters: &Clusters,
+        joined: Option<(usize, usize)>,
+        lo: usize,
+        hi: usize,
+    ) -> (usize, usize) {
+        let (mut seen_lo, mut seen_hi) = (lo, lo);
+        let (mut l, mut h) = (lo, hi);
         loop {
-            let (mut l, mut h) = (lo, hi);
-            for &(first, last) in spans.iter().filter(|(first, last)| *first <= hi && *last >= lo) {
-                l = l.min(first);
-                h = h.max(last);
+            let new = (l..seen_lo).chain(seen_hi.max(l)..=h);
+            (seen_lo, seen_hi) = (l, h + 1);
+            let (mut wider_l, mut wider_h) = (l, h);
+            for i in new {
+                let (first, last) = self.kernel_span(clusters, joined, i);
+                (wider_l, wider_h) = (wider_l.min(first), wider_h.max(last));
             }
-            if (l, h) == (lo, hi) {
-                return (unit, lo, hi);
+            if let Some((first, last)) = clusters.spanning(l, h) {
+                (wider_l, wider_h) = (wider_l.min(first), wider_h.max(last));
             }
-            (lo, hi) = (l, h);
+            if (wider_l, wider_h) == (l, h) {
+                return (l, h);
+            }
+            (l, h) = (wider_l, wider_h);
         }
     }
 
     /// Whether the kernels `clusters` makes (each cluster one kernel, every other statement its
     /// own) can be scheduled: none depends on another in a cycle.
-    pub fn schedulable(&self, clusters: &super::solve::Clusters) -> bool {
+    pub fn schedulable(&self, clusters: &Clusters) -> bool {
         // The whole region is a window no kernel straddles.
         self.nodes.is_empty()
-            || topological(&self.window_graph(clusters, 0, self.nodes.len() - 1).2).is_some()
+            || topological(&self.window_graph(clusters, None, 0, self.nodes.len() - 1).2).is_some()
     }
 
     /// Each statement's kernel: its cluster's root, or itself if it cannot join one.
-    pub(super) fn units(&self, clusters: &super::solve::Clusters) -> Vec<usize> {
-        (0..self.nodes.len()).map(|i| if self.nodes[i].fusable() { clusters.find(i) } else { i }).collect()
+    pub(super) fn units(&self, clusters: &Clusters) -> Vec<usize> {
+        (0..self.nodes.len()).map(|i| self.unit(clusters, None, i)).collect()
+    }
+
+    /// Statement `i`'s kernel, named by its first statement, with the clusters `joined` names
+    /// (two roots) as one.
+    fn unit(&self, clusters: &Clusters, joined: Option<(usize, usize)>, i: usize) -> usize {
+        if !self.nodes[i].fusable() {
+            return i;
+        }
+        let root = clusters.find(i);
+        match joined {
+            Some((a, b)) if root == a || root == b => a.min(b),
+            _ => root,
+        }
+    }
+
+    /// The first and last statement of statement `i`'s kernel, as `unit` joins them.
+    fn kernel_span(&self, clusters: &Clusters, joined: Option<(usize, usize)>, i: usize) -> (usize, usize) {
+        if !self.nodes[i].fusable() {
+            return (i, i);
+        }
+        let (first, last) = clusters.span(i);
+        match joined {
+            Some((a, b)) if first == a || first == b => {
+                let (other_first, other_last) = clusters.span(if first == a { b } else { a });
+                (first.min(other_first), last.max(other_last))
+            }
+            _ => (first, last),
+        }
     }
 
     /// The storage buffers a kernel of `members` binds: the parameters, every vector (or
     /// possibly device-resident scalar) it reads from outside, every value it writes out, the
     /// partial results of each reduction, and the error record if something in it can fail.
-    pub fn bindings(&self, members: &[bool]) -> u32 {
+    pub fn bindings(&self, members: &[usize]) -> u32 {
         let mut inputs: Vec<VarId> = Vec::new();
         let mut outputs = 0;
         let mut reduces = 0;
         let mut fails = false;
-        for (i, node) in self.nodes.iter().enumerate().filter(|(i, _)| members[*i]) {
+        for (i, node) in members.iter().map(|&i| (i, &self.nodes[i])) {
             fails |= node.effect;
             // A reduction's partials; a scan's block sums; a segmented op's ids, starts, values
             // and flags.
@@ -530,10 +584,10 @@ impl<'a> Region<'a> {
     }
 
     /// Whether `v`, as read by statement `at`, is defined by a member before it.
-    fn defined_by(&self, members: &[bool], v: VarId, at: usize) -> bool {
+    fn defined_by(&self, members: &[usize], v: VarId, at: usize) -> bool {
         let definers = self.definers.get(&v).map_or(&[][..], Vec::as_slice);
         let before = definers.partition_point(|&k| k < at);
-        before > 0 && members[definers[before - 1]]
+        before > 0 && is_member(members, definers[before - 1])
     }
 
     /// A scalar that travels in the parameter slots: on the host, and 32 bits wide.
@@ -546,17 +600,22 @@ impl<'a> Region<'a> {
 
     /// Whether a value that members define is read after them by someone else: it must be
     /// written out.
-    pub fn read_outside(&self, members: &[bool], v: VarId) -> bool {
+    pub fn read_outside(&self, members: &[usize], v: VarId) -> bool {
         let Some(&def) = self.definers.get(&v).and_then(|d| d.first()) else {
             return false;
         };
-        if !members[def] {
+        if !is_member(members, def) {
             return false;
         }
-        let read_later =
-            self.readers.get(&v).is_some_and(|readers| readers.iter().any(|&k| k > def && !members[k]));
+        let read_later = (self.readers.get(&v))
+            .is_some_and(|readers| readers.iter().any(|&k| k > def && !is_member(members, k)));
         read_later || self.block.results.contains(&v)
     }
+}
+
+/// Whether statement `i` is one of `members` (in program order).
+fn is_member(members: &[usize], i: usize) -> bool {
+    members.binary_search(&i).is_ok()
 }
 
 fn blocker(a: &Node, b: &Node) -> Option<Blocker> {

@@ -202,15 +202,14 @@ impl Fuser<'_> {
                 stmts.push(stmt);
                 continue;
             }
-            let members = mask(block.stmts.len(), unit);
-            let kernel = self.fused_kernel(&region, unit, &members);
+            let kernel = self.fused_kernel(&region, unit);
             for &i in unit {
                 names.insert(i, kernel.name.clone());
             }
             let outputs: Vec<VarId> = unit
                 .iter()
                 .flat_map(|&i| region.nodes[i].defs.clone())
-                .filter(|&d| region.read_outside(&members, d))
+                .filter(|&d| region.read_outside(unit, d))
                 .collect();
             let body: Vec<Stmt> = unit.iter().map(|&i| block.stmts[i].clone()).collect();
             let span = cover(&body);
@@ -288,13 +287,13 @@ impl Fuser<'_> {
             (_, StmtKind::ElementLoop { .. }) => ("element_loop".to_string(), "sequential per element"),
             _ => return None,
         };
-        let members = mask(region.nodes.len(), &[i]);
-        let mut kernel = self.describe(region, &[i], &members, &pattern);
+        let mut kernel = self.describe(region, &[i], &pattern);
         kernel.schedule = schedule.into();
         Some(kernel)
     }
 
-    fn fused_kernel(&self, region: &Region, unit: &[usize], members: &[bool]) -> PlanKernel {
+    /// `unit`: the kernel's statements, in program order.
+    fn fused_kernel(&self, region: &Region, unit: &[usize]) -> PlanKernel {
         let reduces = unit.iter().filter(|&&i| region.nodes[i].role == Role::Reduce).count();
         let scan = unit.iter().find(|&&i| region.nodes[i].role == Role::Scan);
         let pattern = match (scan, reduces, unit.len() - reduces) {
@@ -304,10 +303,10 @@ impl Fuser<'_> {
             (None, _, 0) => "reduce",
             _ => "map_reduce",
         };
-        self.describe(region, unit, members, pattern)
+        self.describe(region, unit, pattern)
     }
 
-    fn describe(&self, region: &Region, unit: &[usize], members: &[bool], pattern: &str) -> PlanKernel {
+    fn describe(&self, region: &Region, unit: &[usize], pattern: &str) -> PlanKernel {
         let f = self.f;
         let ops = unit
             .iter()
@@ -325,7 +324,7 @@ impl Fuser<'_> {
                 inputs.push(self.buffer(region, v));
             }
             for &d in &region.nodes[i].defs {
-                if region.read_outside(members, d) || unit.len() == 1 {
+                if region.read_outside(unit, d) || unit.len() == 1 {
                     outputs.push(self.buffer(region, d));
                 }
             }
@@ -361,7 +360,7 @@ impl Fuser<'_> {
             inputs,
             outputs,
             launch,
-            bindings: region.bindings(members),
+            bindings: region.bindings(unit),
         }
     }
 
@@ -466,14 +465,6 @@ fn schedule(region: &Region, clusters: &Clusters) -> Vec<Vec<usize>> {
     }
     debug_assert_eq!(order.len(), units.len(), "fused kernels form a cycle");
     order
-}
-
-fn mask(n: usize, members: &[usize]) -> Vec<bool> {
-    let mut m = vec![false; n];
-    for &i in members {
-        m[i] = true;
-    }
-    m
 }
 
 fn cover(stmts: &[Stmt]) -> TextRange {

@@ -56,43 +56,167 @@ impl SolverReport {
     }
 }
 
-/// Union-find clusters over a region's statements.
+/// Clusters over a region's statements: which kernel each statement joins. Each cluster keeps
+/// its members in program order, so asking about one kernel costs its size, not the region's:
+/// the top level of a large file has thousands of statements and thousands of clusters to try.
 #[derive(Debug, Clone)]
-pub struct Clusters(Vec<usize>);
+pub struct Clusters {
+    /// Each statement's cluster, an index into `members`.
+    of: Vec<usize>,
+    /// Each cluster's statements in program order; empty once merged into another.
+    members: Vec<Vec<usize>>,
+    /// At the first statement of each cluster of two or more, its last: what `spanning` asks.
+    /// A cluster merged into one that starts earlier leaves its entry behind, which is harmless:
+    /// that span lies inside the merged cluster's, whose own entry is at least as wide.
+    last_by_first: MaxTree,
+}
 
 impl Clusters {
     pub fn singletons(n: usize) -> Clusters {
-        Clusters((0..n).collect())
+        Clusters {
+            of: (0..n).collect(),
+            members: (0..n).map(|i| vec![i]).collect(),
+            last_by_first: MaxTree::new(n),
+        }
     }
 
-    pub fn find(&self, mut i: usize) -> usize {
-        while self.0[i] != i {
-            i = self.0[i];
-        }
-        i
+    /// The cluster's root: its first statement.
+    pub fn find(&self, i: usize) -> usize {
+        self.members[self.of[i]][0]
     }
 
     pub fn union(&mut self, a: usize, b: usize) {
-        let (a, b) = (self.find(a), self.find(b));
-        if a != b {
-            self.0[a.max(b)] = a.min(b);
+        let (ca, cb) = (self.of[a], self.of[b]);
+        if ca == cb {
+            return;
+        }
+        // The smaller cluster moves, so a statement moves at most log n times.
+        let (keep, gone) = if self.members[ca].len() >= self.members[cb].len() { (ca, cb) } else { (cb, ca) };
+        let moved = std::mem::take(&mut self.members[gone]);
+        for &i in &moved {
+            self.of[i] = keep;
+        }
+        let kept = std::mem::take(&mut self.members[keep]);
+        self.members[keep] = merged(&kept, &moved);
+        let (first, last) = self.span(a);
+        self.last_by_first.raise(first, last);
+    }
+
+    /// `i`'s cluster: its statements in program order.
+    pub fn members(&self, i: usize) -> &[usize] {
+        &self.members[self.of[i]]
+    }
+
+    /// The first and last statement of `i`'s cluster.
+    pub fn span(&self, i: usize) -> (usize, usize) {
+        let members = self.members(i);
+        (members[0], members[members.len() - 1])
+    }
+
+    /// Of the clusters with statements both before `lo` and after `hi`, the earliest first
+    /// statement and the latest last one, if there are any.
+    pub fn spanning(&self, lo: usize, hi: usize) -> Option<(usize, usize)> {
+        let last = self.last_by_first.max_before(lo);
+        (last > hi).then(|| (self.last_by_first.first_over_before(hi, lo), last))
+    }
+}
+
+/// Two sorted lists of statements as one.
+pub fn merged(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut x, mut y) = (0, 0);
+    while x < a.len() && y < b.len() {
+        if a[x] < b[y] {
+            out.push(a[x]);
+            x += 1;
+        } else {
+            out.push(b[y]);
+            y += 1;
+        }
+    }
+    out.extend_from_slice(&a[x..]);
+    out.extend_from_slice(&b[y..]);
+    out
+}
+
+/// A segment tree of maxima over positions, every value starting at 0: prefix maxima, and the
+/// first position before a bound whose value exceeds another, each in O(log n).
+#[derive(Debug, Clone)]
+struct MaxTree {
+    /// Leaves at `size..2 * size`; each inner node the maximum of its two children.
+    tree: Vec<usize>,
+    size: usize,
+}
+
+impl MaxTree {
+    fn new(n: usize) -> MaxTree {
+        let size = n.next_power_of_two();
+        MaxTree { tree: vec![0; 2 * size], size }
+    }
+
+    /// Sets position `at` to `value` where that is larger.
+    fn raise(&mut self, at: usize, value: usize) {
+        let mut node = at + self.size;
+        while node > 0 && self.tree[node] < value {
+            self.tree[node] = value;
+            node /= 2;
         }
     }
 
-    /// Membership of `i`'s cluster, as a mask over the region.
-    pub fn members(&self, i: usize) -> Vec<bool> {
-        let root = self.find(i);
-        (0..self.0.len()).map(|k| self.find(k) == root).collect()
+    /// The largest value at a position before `end` (0 if none).
+    fn max_before(&self, end: usize) -> usize {
+        let (mut lo, mut hi, mut best) = (self.size, end.min(self.size) + self.size, 0);
+        while lo < hi {
+            if lo % 2 == 1 {
+                best = best.max(self.tree[lo]);
+                lo += 1;
+            }
+            if hi % 2 == 1 {
+                hi -= 1;
+                best = best.max(self.tree[hi]);
+            }
+            lo /= 2;
+            hi /= 2;
+        }
+        best
+    }
+
+    /// The first position before `end` whose value exceeds `bound`; `max_before(end) > bound`
+    /// says there is one.
+    fn first_over_before(&self, bound: usize, end: usize) -> usize {
+        let (mut node, mut from, mut width) = (1, 0, self.size);
+        while width > 1 {
+            width /= 2;
+            // The left child first; the right one only if the left has none before `end`.
+            let left = 2 * node;
+            (node, from) = if self.max_in(left, from, width, end) > bound {
+                (left, from)
+            } else {
+                (left + 1, from + width)
+            };
+        }
+        from
+    }
+
+    /// The largest value under `node` (covering `from..from + width`) at a position before `end`.
+    fn max_in(&self, node: usize, from: usize, width: usize, end: usize) -> usize {
+        if from + width <= end {
+            return self.tree[node];
+        }
+        if from >= end || width == 1 {
+            return 0;
+        }
+        let half = width / 2;
+        self.max_in(2 * node, from, half, end).max(self.max_in(2 * node + 1, from + half, half, end))
     }
 }
 
 /// Why a set of statements cannot be one kernel on its own terms, if it cannot: a dependency
 /// between two of them that no rule fuses, or too many bindings. Whether the kernels still
 /// form a schedule is `acyclic`'s question.
-pub fn illegal(region: &Region, members: &[bool], max_bindings: u32) -> Option<String> {
-    let list: Vec<usize> = (0..members.len()).filter(|&k| members[k]).collect();
-    for (x, &i) in list.iter().enumerate() {
-        for &j in &list[x + 1..] {
+pub fn illegal(region: &Region, members: &[usize], max_bindings: u32) -> Option<String> {
+    for (x, &i) in members.iter().enumerate() {
+        for &j in &members[x + 1..] {
             if !region.paired.contains(&(i, j)) && region.preds[j].contains(&i) {
                 return Some(format!(
                     "their kernel would also hold `{}` and `{}`, which cannot share one",
@@ -102,7 +226,7 @@ pub fn illegal(region: &Region, members: &[bool], max_bindings: u32) -> Option<S
             }
         }
     }
-    if let Some(why) = scan_shape(region, &list, members) {
+    if let Some(why) = scan_shape(region, members) {
         return Some(why);
     }
     let bindings = region.bindings(members);
@@ -114,13 +238,13 @@ pub fn illegal(region: &Region, members: &[bool], max_bindings: u32) -> Option<S
 /// A kernel with a scan (or segmented op) is that consumer and the maps that produce its
 /// input, nothing more: one consumer, no reduction, nothing else written out, and, for a
 /// segmented op, which computes only the elements inside segments, no check.
-fn scan_shape(region: &Region, list: &[usize], members: &[bool]) -> Option<String> {
-    let scans: Vec<usize> = list.iter().copied().filter(|&i| region.nodes[i].role == Role::Scan).collect();
+fn scan_shape(region: &Region, members: &[usize]) -> Option<String> {
+    let scans: Vec<usize> = members.iter().copied().filter(|&i| region.nodes[i].role == Role::Scan).collect();
     let [scan] = scans.as_slice() else {
         return (scans.len() > 1).then(|| "a kernel takes one scan".to_string());
     };
     let segmented = region.nodes[*scan].segmented;
-    for &i in list.iter().filter(|&&i| i != *scan) {
+    for &i in members.iter().filter(|&&i| i != *scan) {
         let node = &region.nodes[i];
         if node.role != Role::Map {
             return Some("a scan's kernel holds only the maps that produce its input".into());
@@ -146,13 +270,16 @@ pub fn merge_blocked(
     b: usize,
     max_bindings: u32,
 ) -> Option<(&'static str, String)> {
-    let mut merged = clusters.clone();
-    merged.union(a, b);
-    if let Some(why) = illegal(region, &merged.members(a), max_bindings) {
+    let (root_a, root_b) = (clusters.find(a), clusters.find(b));
+    let members = match root_a == root_b {
+        true => clusters.members(a).to_vec(),
+        false => merged(clusters.members(a), clusters.members(b)),
+    };
+    if let Some(why) = illegal(region, &members, max_bindings) {
         let code = if why.contains("storage buffers") { "bindings" } else { "dependency" };
         return Some((code, why));
     }
-    (!region.acyclic_around(&merged, a, b)).then(|| {
+    (!region.acyclic_around(clusters, Some((root_a, root_b)), a, b)).then(|| {
         let why =
             "fused, the kernel would need work outside it both before and after it (a cycle between kernels)";
         ("convexity", why.to_string())
@@ -399,16 +526,16 @@ fn solve_component(
         }
         // The earlier kernels form a schedule, so a cycle would pass through one of this
         // component's, all inside the window around its statements.
-        if !region.acyclic_around(&clusters, nodes[0], nodes[nodes.len() - 1]) {
+        if !region.acyclic_around(&clusters, None, nodes[0], nodes[nodes.len() - 1]) {
             return None;
         }
         let mut roots: Vec<usize> = nodes.iter().map(|&i| clusters.find(i)).collect();
         roots.sort_unstable();
         roots.dedup();
-        let over: Vec<Vec<bool>> = roots
+        let over: Vec<&[usize]> = roots
             .iter()
             .map(|&r| clusters.members(r))
-            .filter(|m| m.iter().filter(|&&x| x).count() > 1 && illegal(region, m, max_bindings).is_some())
+            .filter(|m| m.len() > 1 && illegal(region, m, max_bindings).is_some())
             .collect();
         if over.is_empty() {
             return Some(fused);
@@ -416,8 +543,9 @@ fn solve_component(
         // Forbid exactly each such cluster: some pair inside it stays apart, or some pair
         // across its boundary joins.
         for members in over {
-            let inside = (0..pairs.len()).filter(|&k| members[pairs[k].a] && members[pairs[k].b]).collect();
-            let boundary = (0..pairs.len()).filter(|&k| members[pairs[k].a] != members[pairs[k].b]).collect();
+            let member = |k: usize| members.binary_search(&k).is_ok();
+            let inside = (0..pairs.len()).filter(|&k| member(pairs[k].a) && member(pairs[k].b)).collect();
+            let boundary = (0..pairs.len()).filter(|&k| member(pairs[k].a) != member(pairs[k].b)).collect();
             cuts.push((inside, boundary));
             report.cuts += 1;
         }
@@ -593,4 +721,49 @@ fn passed_arrays(region: &Region, pairs: &[Pair]) -> Vec<(usize, crate::ir::VarI
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Clusters;
+
+    /// Clusters after random unions answer as a plain scan over every statement would.
+    #[test]
+    fn clusters_answer_as_a_scan_of_the_region_would() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for n in [1, 2, 3, 7, 64, 100] {
+            let mut clusters = Clusters::singletons(n);
+            let mut naive: Vec<usize> = (0..n).collect();
+            for _ in 0..n {
+                let (a, b) = (next(n), next(n));
+                // Near pairs mostly, as fusion makes, and some far ones.
+                let b = if next(4) == 0 { b } else { (a + b % 5).min(n - 1) };
+                clusters.union(a, b);
+                let (from, to) = (naive[a], naive[b]);
+                naive.iter_mut().filter(|c| **c == from).for_each(|c| *c = to);
+                for i in 0..n {
+                    let members: Vec<usize> = (0..n).filter(|&k| naive[k] == naive[i]).collect();
+                    assert_eq!(clusters.members(i), members);
+                    assert_eq!(clusters.find(i), members[0]);
+                    assert_eq!(clusters.span(i), (members[0], members[members.len() - 1]));
+                }
+                for lo in 0..n {
+                    for hi in lo..n {
+                        let spans =
+                            (0..n).map(|i| clusters.span(i)).filter(|&(first, last)| first < lo && last > hi);
+                        let expected = spans.fold(None, |acc: Option<(usize, usize)>, (first, last)| {
+                            Some(acc.map_or((first, last), |(f, l)| (f.min(first), l.max(last))))
+                        });
+                        assert_eq!(clusters.spanning(lo, hi), expected, "n {n}, window {lo}..={hi}");
+                    }
+                }
+            }
+        }
+    }
 }
