@@ -388,7 +388,8 @@ impl<'a> Region<'a> {
         let k = nodes.len();
         let words = k.div_ceil(64);
         // Each window position's place among the component's statements, if it is one.
-        let mut place = vec![usize::MAX; succs.len()];
+        let n = succs.len();
+        let mut place = vec![usize::MAX; n];
         for (x, &i) in nodes.iter().enumerate() {
             place[unit[i - lo] - lo] = x;
         }
@@ -396,10 +397,10 @@ impl<'a> Region<'a> {
         let has = |set: &[u64], x: usize| set[x / 64] & (1 << (x % 64)) != 0;
         // `later[u]`: the component's statements a path from `u` leads to; `earlier[u]`: those
         // from which a path leads to `u`.
-        let mut later = vec![0u64; succs.len() * words];
-        let mut earlier = vec![0u64; succs.len() * words];
+        let mut later = vec![0u64; n * words];
+        let mut earlier = vec![0u64; n * words];
         for &u in order.iter().rev() {
-            for &s in &succs[u] {
+            for &s in succs.of(u) {
                 for w in 0..words {
                     later[u * words + w] |= later[s * words + w];
                 }
@@ -409,7 +410,7 @@ impl<'a> Region<'a> {
             }
         }
         for &u in &order {
-            for &s in &succs[u] {
+            for &s in succs.of(u) {
                 for w in 0..words {
                     earlier[s * words + w] |= earlier[u * words + w];
                 }
@@ -421,11 +422,17 @@ impl<'a> Region<'a> {
         // `through[x]`: the statements a path from the `x`th reaches through a kernel that is
         // not one of the component's statements.
         let mut through = vec![0u64; k * words];
-        for u in (0..succs.len()).filter(|&u| place[u] == usize::MAX) {
-            let from = &earlier[u * words..(u + 1) * words];
-            for x in (0..k).filter(|&x| has(from, x)) {
-                for w in 0..words {
-                    through[x * words + w] |= later[u * words + w];
+        for u in (0..n).filter(|&u| place[u] == usize::MAX) {
+            let (from, to) = (&earlier[u * words..(u + 1) * words], &later[u * words..(u + 1) * words]);
+            if to.iter().all(|&w| w == 0) {
+                continue;
+            }
+            for (w, &bits) in from.iter().enumerate() {
+                let mut bits = bits;
+                while bits != 0 {
+                    let x = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    through[x * words..(x + 1) * words].iter_mut().zip(to).for_each(|(t, &l)| *t |= l);
                 }
             }
         }
@@ -466,18 +473,16 @@ impl<'a> Region<'a> {
         joined: Option<(usize, usize)>,
         lo: usize,
         hi: usize,
-    ) -> (Vec<usize>, usize, Vec<Vec<usize>>) {
+    ) -> (Vec<usize>, usize, Successors) {
         let (lo, hi) = self.window(clusters, joined, lo, hi);
         let unit: Vec<usize> = (lo..=hi).map(|i| self.unit(clusters, joined, i)).collect();
         let at = |i: usize| unit[i - lo] - lo;
-        let mut succs: Vec<Vec<usize>> = vec![Vec::new(); hi - lo + 1];
-        for j in lo..=hi {
-            for &i in self.preds[j].iter().filter(|&&i| i >= lo) {
-                if unit[i - lo] != unit[j - lo] && !succs[at(i)].contains(&at(j)) {
-                    succs[at(i)].push(at(j));
-                }
-            }
-        }
+        let edges = (lo..=hi).flat_map(|j| {
+            let unit = &unit;
+            (self.preds[j].iter().filter(move |&&i| i >= lo && unit[i - lo] != unit[j - lo]))
+                .map(move |&i| (at(i), at(j)))
+        });
+        let succs = Successors::new(hi - lo + 1, edges);
         (unit, lo, succs)
     }
 
@@ -723,17 +728,52 @@ impl Relations {
     }
 }
 
-/// A topological order of a graph given by its successors, or `None` when it has a cycle.
-fn topological(succs: &[Vec<usize>]) -> Option<Vec<usize>> {
+/// A graph's edges grouped by their source (compressed rows): one allocation however many
+/// nodes, where a window of the top level has thousands. An edge may repeat.
+struct Successors {
+    /// Node `u`'s successors are `targets[starts[u]..starts[u + 1]]`.
+    starts: Vec<usize>,
+    targets: Vec<usize>,
+}
+
+impl Successors {
+    fn new(n: usize, edges: impl Iterator<Item = (usize, usize)> + Clone) -> Successors {
+        let mut starts = vec![0; n + 1];
+        for (from, _) in edges.clone() {
+            starts[from + 1] += 1;
+        }
+        for u in 0..n {
+            starts[u + 1] += starts[u];
+        }
+        let mut filled = starts.clone();
+        let mut targets = vec![0; starts[n]];
+        for (from, to) in edges {
+            targets[filled[from]] = to;
+            filled[from] += 1;
+        }
+        Successors { starts, targets }
+    }
+
+    fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    fn of(&self, u: usize) -> &[usize] {
+        &self.targets[self.starts[u]..self.starts[u + 1]]
+    }
+}
+
+/// A topological order of a graph, or `None` when it has a cycle.
+fn topological(succs: &Successors) -> Option<Vec<usize>> {
     let mut waiting = vec![0usize; succs.len()];
-    for s in succs.iter().flatten() {
-        waiting[*s] += 1;
+    for &s in &succs.targets {
+        waiting[s] += 1;
     }
     let mut ready: Vec<usize> = (0..succs.len()).filter(|&u| waiting[u] == 0).collect();
     let mut order = Vec::with_capacity(succs.len());
     while let Some(u) = ready.pop() {
         order.push(u);
-        for &s in &succs[u] {
+        for &s in succs.of(u) {
             waiting[s] -= 1;
             if waiting[s] == 0 {
                 ready.push(s);
