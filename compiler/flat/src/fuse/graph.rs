@@ -378,9 +378,9 @@ impl<'a> Region<'a> {
     /// cluster runs as one kernel (a statement reaches the others of its own kernel only
     /// through outside work), or `None` when the kernels there depend on each other in a cycle.
     /// Only the window of statements that paths between `nodes` can pass through is searched
-    /// (`window`), once in each direction in topological order, carrying per kernel the set of
-    /// the component's statements it reaches and is reached from: the cost is the window's
-    /// size times the component's in words, not the region's.
+    /// (`window`), once, in reverse topological order, carrying per kernel bit sets over the
+    /// component's statements: the cost is the window's size times the component's in words,
+    /// not the region's.
     pub fn relations(&self, clusters: &Clusters, nodes: &[usize]) -> Option<Relations> {
         let (&first, &last) = (nodes.first()?, nodes.last()?);
         let (unit, lo, succs) = self.window_graph(clusters, None, first, last);
@@ -391,60 +391,50 @@ impl<'a> Region<'a> {
         let n = succs.len();
         let mut place = vec![usize::MAX; n];
         for (x, &i) in nodes.iter().enumerate() {
+            // Components split the pairs, so the kernels of earlier ones never hold these.
+            debug_assert_eq!(
+                place[unit[i - lo] - lo],
+                usize::MAX,
+                "two of a component's statements share a kernel"
+            );
             place[unit[i - lo] - lo] = x;
         }
-        let bit = |set: &mut [u64], x: usize| set[x / 64] |= 1 << (x % 64);
         let has = |set: &[u64], x: usize| set[x / 64] & (1 << (x % 64)) != 0;
-        // `later[u]`: the component's statements a path from `u` leads to; `earlier[u]`: those
-        // from which a path leads to `u`.
+        // Per kernel `u`, from its successors, last first: `later[u]`, the component's
+        // statements a path from `u` leads to; `via[u]`, those a path from `u` leads to through
+        // a kernel that is not one of the component's statements (`u` itself included).
         let mut later = vec![0u64; n * words];
-        let mut earlier = vec![0u64; n * words];
+        let mut via = vec![0u64; n * words];
         for &u in order.iter().rev() {
             for &s in succs.of(u) {
                 for w in 0..words {
                     later[u * words + w] |= later[s * words + w];
+                    via[u * words + w] |= via[s * words + w];
                 }
                 if place[s] != usize::MAX {
-                    bit(&mut later[u * words..(u + 1) * words], place[s]);
+                    later[u * words + place[s] / 64] |= 1 << (place[s] % 64);
                 }
             }
-        }
-        for &u in &order {
-            for &s in succs.of(u) {
-                for w in 0..words {
-                    earlier[s * words + w] |= earlier[u * words + w];
-                }
-                if place[u] != usize::MAX {
-                    bit(&mut earlier[s * words..(s + 1) * words], place[u]);
-                }
-            }
-        }
-        // `through[x]`: the statements a path from the `x`th reaches through a kernel that is
-        // not one of the component's statements.
-        let mut through = vec![0u64; k * words];
-        for u in (0..n).filter(|&u| place[u] == usize::MAX) {
-            let (from, to) = (&earlier[u * words..(u + 1) * words], &later[u * words..(u + 1) * words]);
-            if to.iter().all(|&w| w == 0) {
-                continue;
-            }
-            for (w, &bits) in from.iter().enumerate() {
-                let mut bits = bits;
-                while bits != 0 {
-                    let x = w * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    through[x * words..(x + 1) * words].iter_mut().zip(to).for_each(|(t, &l)| *t |= l);
-                }
+            if place[u] == usize::MAX {
+                let row = u * words..(u + 1) * words;
+                via[row.clone()].copy_from_slice(&later[row]);
             }
         }
         let mut relations = Relations { k, reaches: vec![false; k * k], outside: vec![false; k * k] };
         // Every ordered two, not only those in program order: a kernel of an earlier component
         // that has statements before and after the component can lead from a later statement
         // back to an earlier one.
+        let mut outside = vec![0u64; words];
         for (x, &i) in nodes.iter().enumerate() {
-            let reached = &later[(unit[i - lo] - lo) * words..][..words];
+            let at = unit[i - lo] - lo;
+            outside.fill(0);
+            for &s in succs.of(at) {
+                outside.iter_mut().zip(&via[s * words..(s + 1) * words]).for_each(|(o, &v)| *o |= v);
+            }
+            let reached = &later[at * words..(at + 1) * words];
             for y in (0..k).filter(|&y| y != x && has(reached, y)) {
                 relations.reaches[x * k + y] = true;
-                relations.outside[x * k + y] = has(&through[x * words..(x + 1) * words], y);
+                relations.outside[x * k + y] = has(&outside, y);
             }
         }
         Some(relations)
@@ -560,7 +550,8 @@ impl<'a> Region<'a> {
         }
     }
 
-    /// The storage buffers a kernel of `members` binds: the parameters, every vector (or
+    /// The storage buffers a kernel of `members` (in program order, as every `members` here)
+    /// binds: the parameters, every vector (or
     /// possibly device-resident scalar) it reads from outside, every value it writes out, the
     /// partial results of each reduction, and the error record if something in it can fail.
     pub fn bindings(&self, members: &[usize]) -> u32 {

@@ -59,11 +59,16 @@ impl SolverReport {
 /// Clusters over a region's statements: which kernel each statement joins. Each cluster keeps
 /// its members in program order, so asking about one kernel costs its size, not the region's:
 /// the top level of a large file has thousands of statements and thousands of clusters to try.
+/// Only statements that can share a kernel (maps, reductions, scans) are ever joined: the
+/// windows of `Region::window` count on it.
 #[derive(Debug, Clone)]
 pub struct Clusters {
-    /// Each statement's cluster, an index into `members`.
+    /// Each statement's cluster, an index into `members`. A statement never joined is its own
+    /// cluster, at its own index.
     of: Vec<usize>,
-    /// Each cluster's statements in program order; empty once merged into another.
+    /// Each cluster of two or more: its statements in program order. Empty for a statement
+    /// never joined (so a clone allocates only for the clusters), and for a cluster merged into
+    /// another.
     members: Vec<Vec<usize>>,
     /// At the first statement of each cluster of two or more, its last: what `spanning` asks.
     /// A cluster merged into one that starts earlier leaves its entry behind, which is harmless:
@@ -73,16 +78,12 @@ pub struct Clusters {
 
 impl Clusters {
     pub fn singletons(n: usize) -> Clusters {
-        Clusters {
-            of: (0..n).collect(),
-            members: (0..n).map(|i| vec![i]).collect(),
-            last_by_first: MaxTree::new(n),
-        }
+        Clusters { of: (0..n).collect(), members: vec![Vec::new(); n], last_by_first: MaxTree::new(n) }
     }
 
     /// The cluster's root: its first statement.
     pub fn find(&self, i: usize) -> usize {
-        self.members[self.of[i]][0]
+        self.members(i)[0]
     }
 
     pub fn union(&mut self, a: usize, b: usize) {
@@ -92,19 +93,31 @@ impl Clusters {
         }
         // The smaller cluster moves, so a statement moves at most log n times.
         let (keep, gone) = if self.members[ca].len() >= self.members[cb].len() { (ca, cb) } else { (cb, ca) };
-        let moved = std::mem::take(&mut self.members[gone]);
+        let moved = self.take(gone);
         for &i in &moved {
             self.of[i] = keep;
         }
-        let kept = std::mem::take(&mut self.members[keep]);
+        let kept = self.take(keep);
         self.members[keep] = merged(&kept, &moved);
         let (first, last) = self.span(a);
         self.last_by_first.raise(first, last);
     }
 
+    /// Cluster `c`'s statements, leaving it empty.
+    fn take(&mut self, c: usize) -> Vec<usize> {
+        match std::mem::take(&mut self.members[c]) {
+            never_joined if never_joined.is_empty() => vec![c],
+            members => members,
+        }
+    }
+
     /// `i`'s cluster: its statements in program order.
     pub fn members(&self, i: usize) -> &[usize] {
-        &self.members[self.of[i]]
+        match self.members[self.of[i]].as_slice() {
+            // Never joined: `of[i]` is `i` itself.
+            [] => std::slice::from_ref(&self.of[i]),
+            members => members,
+        }
     }
 
     /// The first and last statement of `i`'s cluster.
@@ -139,8 +152,8 @@ pub fn merged(a: &[usize], b: &[usize]) -> Vec<usize> {
     out
 }
 
-/// A segment tree of maxima over positions, every value starting at 0: prefix maxima, and the
-/// first position before a bound whose value exceeds another, each in O(log n).
+/// A segment tree of maxima over positions, every value starting at 0: prefix maxima in
+/// O(log n), and the first position before a bound whose value exceeds another in O(log² n).
 #[derive(Debug, Clone)]
 struct MaxTree {
     /// Leaves at `size..2 * size`; each inner node the maximum of its two children.
@@ -203,7 +216,7 @@ impl MaxTree {
         if from + width <= end {
             return self.tree[node];
         }
-        if from >= end || width == 1 {
+        if from >= end {
             return 0;
         }
         let half = width / 2;
@@ -211,8 +224,8 @@ impl MaxTree {
     }
 }
 
-/// Why a set of statements cannot be one kernel on its own terms, if it cannot: a dependency
-/// between two of them that no rule fuses, or too many bindings. Whether the kernels still
+/// Why a set of statements (`members`, in program order) cannot be one kernel on its own terms,
+/// if it cannot: a dependency between two of them that no rule fuses, or too many bindings. Whether the kernels still
 /// form a schedule is `acyclic`'s question.
 pub fn illegal(region: &Region, members: &[usize], max_bindings: u32) -> Option<String> {
     for (x, &i) in members.iter().enumerate() {
