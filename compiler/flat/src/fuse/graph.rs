@@ -550,10 +550,10 @@ impl<'a> Region<'a> {
         }
     }
 
-    /// The storage buffers a kernel of `members` (in program order, as every `members` here)
-    /// binds: the parameters, every vector (or
-    /// possibly device-resident scalar) it reads from outside, every value it writes out, the
-    /// partial results of each reduction, and the error record if something in it can fail.
+    /// The storage buffers a kernel of `members` binds (in program order, as every `members`
+    /// here): the parameters, every vector (or possibly device-resident scalar) it reads from
+    /// outside, every value it writes out, the partial results of each reduction, and the error
+    /// record if something in it can fail.
     pub fn bindings(&self, members: &[usize]) -> u32 {
         let mut inputs: Vec<VarId> = Vec::new();
         let mut outputs = 0;

@@ -135,7 +135,7 @@ impl Clusters {
 }
 
 /// Two sorted lists of statements as one.
-pub fn merged(a: &[usize], b: &[usize]) -> Vec<usize> {
+fn merged(a: &[usize], b: &[usize]) -> Vec<usize> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut x, mut y) = (0, 0);
     while x < a.len() && y < b.len() {
@@ -225,8 +225,8 @@ impl MaxTree {
 }
 
 /// Why a set of statements (`members`, in program order) cannot be one kernel on its own terms,
-/// if it cannot: a dependency between two of them that no rule fuses, or too many bindings. Whether the kernels still
-/// form a schedule is `acyclic`'s question.
+/// if it cannot: a dependency between two of them that no rule fuses, or too many bindings.
+/// Whether the kernels still form a schedule is `acyclic_around`'s question.
 pub fn illegal(region: &Region, members: &[usize], max_bindings: u32) -> Option<String> {
     for (x, &i) in members.iter().enumerate() {
         for &j in &members[x + 1..] {
