@@ -11,20 +11,28 @@ export class WgslDocuments implements vscode.TextDocumentContentProvider, vscode
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
   private readonly watcher: vscode.Disposable;
-  private timer: NodeJS.Timeout | undefined;
+  /** Per source file, its pending refresh: an edit elsewhere (another file, an output channel) never delays it. */
+  private readonly timers = new Map<string, NodeJS.Timeout>();
 
   constructor(private readonly client: () => LanguageClient | undefined) {
-    // An open WGSL document follows its source: it is asked again once typing pauses.
+    // An open WGSL document follows its source: it is asked again once typing in it pauses.
     this.watcher = vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.document.languageId !== 'weft') {
+        return;
+      }
       const source = e.document.uri.toString();
-      clearTimeout(this.timer);
-      this.timer = setTimeout(() => {
-        for (const doc of vscode.workspace.textDocuments) {
-          if (doc.uri.scheme === WgslDocuments.scheme && doc.uri.query === source) {
-            this.changed.fire(doc.uri);
+      clearTimeout(this.timers.get(source));
+      this.timers.set(
+        source,
+        setTimeout(() => {
+          this.timers.delete(source);
+          for (const doc of vscode.workspace.textDocuments) {
+            if (doc.uri.scheme === WgslDocuments.scheme && doc.uri.query === source) {
+              this.changed.fire(doc.uri);
+            }
           }
-        }
-      }, 400);
+        }, 400),
+      );
     });
   }
 
@@ -61,7 +69,7 @@ export class WgslDocuments implements vscode.TextDocumentContentProvider, vscode
   }
 
   dispose(): void {
-    clearTimeout(this.timer);
+    this.timers.forEach((timer) => clearTimeout(timer));
     this.watcher.dispose();
     this.changed.dispose();
   }
