@@ -97,8 +97,8 @@ pub fn fused_program(db: &dyn Db, file: SourceFile, options: Options) -> Result<
 }
 
 /// The fusion plan, located in the source (each op with its line and column): what `weft
-/// fusion` prints and the editor shows. A separate query, so that locating reads the text
-/// without making the fusion itself depend on it.
+/// fusion` prints and the editor shows. The fusion itself (`fused_function`) does not read the
+/// text; only assembling and locating its parts does.
 pub fn fusion_plan(db: &dyn Db, file: SourceFile, options: Options) -> Result<&FusionPlan, Vec<Diagnostic>> {
     located_plan_query(db, file, options).as_deref().map_err(Clone::clone)
 }
@@ -193,9 +193,7 @@ fn fuse_by_function(db: &dyn Db, file: SourceFile, flat: &ir::Program, options: 
     let parts = (flat.functions.iter().enumerate())
         .map(|(index, f)| {
             let Some(part) = fused_function(db, file, options, index) else {
-                // Not reached (the query reads this very program), but fusing here is right.
-                let interrupt = || db.unwind_if_revision_cancelled();
-                return fuse::fuse_function(f, options.fusion, &interrupt, db.solve_cache());
+                return unranked_fusion(db, f, options);
             };
             let mut part = fuse::FunctionFusion::clone(part);
             let ranks = positions::Ranks::of(f);
@@ -208,13 +206,33 @@ fn fuse_by_function(db: &dyn Db, file: SourceFile, flat: &ir::Program, options: 
     Fused { program, plan }
 }
 
+/// Function `f`'s fusion computed here, for a function `fused_function` cannot read. Not
+/// reached (that query reads this very program), but fusing here is right.
+fn unranked_fusion(db: &dyn Db, f: &ir::Function, options: Options) -> fuse::FunctionFusion {
+    let interrupt = || db.unwind_if_revision_cancelled();
+    fuse::fuse_function(f, options.fusion, &interrupt, db.solve_cache())
+}
+
+/// The plan alone, assembled from each function's part of it and located in the text: the plan
+/// `fused_program` holds, without building the fused program, which only an executor needs
+/// (the editor asks for the plan after every edit).
 #[salsa::tracked(returns(ref))]
 fn located_plan_query(
     db: &dyn Db,
     file: SourceFile,
     options: Options,
 ) -> Result<FreedLater<FusionPlan>, Vec<Diagnostic>> {
-    let mut plan = fused_program(db, file, options)?.plan.clone();
+    let flat = flat_program(db, file, options.flatten)?;
+    let parts = (flat.functions.iter().enumerate()).map(|(index, f)| {
+        let Some(part) = fused_function(db, file, options, index) else {
+            return unranked_fusion(db, f, options).plan;
+        };
+        let mut plan = part.plan.clone();
+        let ranks = positions::Ranks::of(f);
+        plan.map_spans(|span| ranks.range(span));
+        plan
+    });
+    let mut plan = fuse::assemble_plan(flat, options.fusion, parts);
     plan.locate(file.text(db));
     Ok(FreedLater::new(plan))
 }

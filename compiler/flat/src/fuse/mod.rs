@@ -129,9 +129,35 @@ pub fn fuse_function(
 /// The fused program and its plan from each function's fusion, in the program's order: the
 /// kernels are numbered through the whole plan, and the program's schedules recorded.
 pub fn assemble(program: &Program, options: Options, parts: Vec<FunctionFusion>) -> (Program, FusionPlan) {
-    let mut plan = FusionPlan::new(options);
     let mut functions = Vec::with_capacity(parts.len());
-    for FunctionFusion { mut function, plan: part } in parts {
+    let mut plans = Vec::with_capacity(parts.len());
+    let mut earlier = 0;
+    for FunctionFusion { mut function, plan } in parts {
+        if earlier > 0 {
+            function.body.for_each_stmt_mut(&mut |stmt| {
+                if let StmtKind::Kernel(kernel) = &mut stmt.kind {
+                    kernel.name = numbered_from(&kernel.name, earlier);
+                }
+            });
+        }
+        earlier += plan.kernels.len();
+        functions.push(function);
+        plans.push(plan);
+    }
+    let plan = assemble_plan(program, options, plans);
+    let fused = Program { functions, main: program.main, schedules: program.schedules.clone() };
+    (fused, plan)
+}
+
+/// `assemble`'s plan alone, from each function's part of it: what an editor shows, without
+/// the fused program that only an executor needs.
+pub fn assemble_plan(
+    program: &Program,
+    options: Options,
+    parts: impl IntoIterator<Item = FusionPlan>,
+) -> FusionPlan {
+    let mut plan = FusionPlan::new(options);
+    for part in parts {
         let earlier = plan.kernels.len();
         let (mut kernels, mut unfused) = (part.kernels, part.unfused);
         if earlier > 0 {
@@ -141,23 +167,16 @@ pub fn assemble(program: &Program, options: Options, parts: Vec<FunctionFusion>)
                 renamed(&mut u.from_kernel);
                 renamed(&mut u.to_kernel);
             });
-            function.body.for_each_stmt_mut(&mut |stmt| {
-                if let StmtKind::Kernel(kernel) = &mut stmt.kind {
-                    renamed(&mut kernel.name);
-                }
-            });
         }
         plan.kernels.extend(kernels);
         plan.unfused.extend(unfused);
         plan.regions.extend(part.regions);
         plan.rewrites.extend(part.rewrites);
-        functions.push(function);
     }
     for &(span, schedule) in &program.schedules {
         plan.schedules.push(plan::ScheduleChoice::new(span, schedule));
     }
-    let fused = Program { functions, main: program.main, schedules: program.schedules.clone() };
-    (fused, plan)
+    plan
 }
 
 /// A kernel's name (`k{n}_{pattern}`, numbered in its function) numbered after `earlier`
