@@ -351,7 +351,7 @@ enum RecursiveEdit {
 /// gives, and a fresh database makes.
 #[test]
 fn an_edit_replans_only_the_functions_it_changed() {
-    use weft_analysis::pipeline::{Options, flat_program, fused_program};
+    use weft_analysis::pipeline::{Options, flat_program, fused_program, fusion_plan};
     for (edit, replanned) in [
         (RecursiveEdit::InsideQs, vec!["qs"]),
         (RecursiveEdit::TopLevel, vec!["main"]),
@@ -381,5 +381,28 @@ fn an_edit_replans_only_the_functions_it_changed() {
         assert!(expected >= replanned.len(), "each of {replanned:?} has IR functions: {expected}");
         assert_eq!(count(&log.take(), "fused_function"), expected, "{edit:?} re-plans {replanned:?} only");
         assert_plan_is_fresh(&edited, "recursive.weft", recursive_file(edit));
+        // What `weft fusion` and the editor get, assembled from the same parts without the
+        // fused program: that plan, located in the text.
+        let mut located = edited.clone();
+        located.locate(&recursive_file(edit));
+        let plan = fusion_plan(&db, file, Options::default()).expect("the program compiles");
+        assert_eq!(plan.to_json(), located.to_json(), "{edit:?}: the editor's plan is the program's");
     }
+}
+
+/// The editor asks for the plan after every edit: it is assembled from the functions' parts
+/// alone, and builds no fused program, which only an executor needs.
+#[test]
+fn the_plan_alone_builds_no_fused_program() {
+    use weft_analysis::pipeline::{Options, fused_program, fusion_plan};
+    let (db, log) = Database::with_execution_log();
+    let file = SourceFile::new(&db, "recursive.weft".to_string(), recursive_file(RecursiveEdit::None));
+    let plan = fusion_plan(&db, file, Options::default()).expect("the program compiles");
+    assert!(!plan.kernels.is_empty(), "the plan has kernels");
+    let taken = log.take();
+    assert!(count(&taken, "fused_function") > 0, "the plan is made of the functions' parts");
+    assert_eq!(count(&taken, "fused_query"), 0, "no fused program was built: {taken:?}");
+    // The count above would see one: an executor's request builds it.
+    fused_program(&db, file, Options::default()).expect("the program compiles");
+    assert_eq!(count(&log.take(), "fused_query"), 1, "the fused program is built when asked for");
 }
