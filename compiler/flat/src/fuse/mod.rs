@@ -21,7 +21,7 @@ pub mod plan;
 mod rewrite;
 pub mod solve;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rowan::TextRange;
 
@@ -394,16 +394,15 @@ impl Fuser<'_> {
     /// For each dataflow edge between device statements in different kernels, and each
     /// candidate sibling pair left apart, the reason.
     fn record_unfused(&mut self, region: &Region, clusters: &Clusters, names: &BTreeMap<usize, String>) {
-        let mut seen = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         let mut add = |a: usize, b: usize, constraint: &str, reason: String, plan: &mut FusionPlan| {
             let flows = region.nodes[a].defs.iter().any(|d| region.nodes[b].reads.contains(d));
             let (Some(from), Some(to)) = (names.get(&a), names.get(&b)) else {
                 return;
             };
-            if seen.contains(&(a, b)) {
+            if !seen.insert((a, b)) {
                 return;
             }
-            seen.push((a, b));
             let label = |i: usize| {
                 PlanOp::new(stmt_label(region.f, &region.block.stmts[i]), region.block.stmts[i].span)
             };
@@ -426,14 +425,25 @@ impl Fuser<'_> {
             };
             add(*a, *b, code, blocker.describe(), self.plan);
         }
+        // Whether two kernels may merge depends on the kernels alone (their members, and the
+        // window around both), not on which pair of their statements asks; many pairs join the
+        // same two kernels (siblings reading a common vector), so each kernel pair is checked once.
+        let mut verdicts: HashMap<(usize, usize), Option<(&'static str, String)>> = HashMap::new();
         for p in &region.pairs {
             (self.interrupt)();
-            if clusters.find(p.a) == clusters.find(p.b) {
+            let (root_a, root_b) = (clusters.find(p.a), clusters.find(p.b));
+            if root_a == root_b {
                 continue;
             }
             let (code, reason) = match self.options.strategy {
                 Strategy::None => ("strategy", "fusion is off (`--fusion none`)".to_string()),
-                _ => match solve::merge_blocked(region, clusters, p.a, p.b, self.options.max_bindings) {
+                _ => match verdicts
+                    .entry((root_a.min(root_b), root_a.max(root_b)))
+                    .or_insert_with(|| {
+                        solve::merge_blocked(region, clusters, p.a, p.b, self.options.max_bindings)
+                    })
+                    .clone()
+                {
                     Some(blocked) => blocked,
                     None if self.options.strategy == Strategy::Greedy => {
                         ("greedy-order", "an earlier fusion in program order took one of them".to_string())
