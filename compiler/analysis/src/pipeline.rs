@@ -14,10 +14,9 @@
 //!
 //! Fusion is planned per function instance (`fused_function`), so an edit re-plans only the
 //! functions whose IR it changed; `fused_program` assembles the parts, and `fusion_plan` their
-//! plans alone. A newer edit cancels a
-//! query between statements while lowering, between expressions while flattening, and inside a
-//! region's graph and solve while fusing (salsa unwinds with `Cancelled`), so a large program
-//! never holds up an edit.
+//! plans alone. A newer edit cancels a query between statements while lowering, between
+//! expressions while flattening, and inside a region's graph and solve while fusing (salsa
+//! unwinds with `Cancelled`), so a large program never holds up an edit.
 
 use std::fmt::Write as _;
 
