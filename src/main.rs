@@ -106,6 +106,32 @@ enum Command {
     },
     /// List the GPU adapters, with their limits and features.
     Devices,
+    /// Time the papers' workloads on Weft's executors and on sequential Rust, numpy, JAX,
+    /// Numba and Taichi, on the same inputs, after checking every output against the
+    /// interpreter. The Python peers are installed into a virtual environment of their own
+    /// (`WEFT_BENCH_VENV`, or the user's cache).
+    Bench {
+        /// The workloads to run (all when none): dot, black_scholes, sort, spmv_csr,
+        /// segmented_sums.
+        workloads: Vec<String>,
+        /// Sizes for every workload, in place of each one's own (`--sizes 1000,100000`).
+        #[arg(long, value_delimiter = ',')]
+        sizes: Option<Vec<usize>>,
+        /// Timed runs per measurement, after one warm-up run.
+        #[arg(long, default_value_t = 5)]
+        repeat: usize,
+        /// Small sizes and 2 repeats: checks that every workload and peer works.
+        #[arg(long)]
+        quick: bool,
+        /// Write the report (`docs/benchmarks.md` and its plots) into this directory.
+        #[arg(long, num_args = 0..=1, default_missing_value = "docs")]
+        report: Option<PathBuf>,
+        /// Leave out the Python peers.
+        #[arg(long)]
+        no_python: bool,
+        #[command(flatten)]
+        schedule: ScheduleArgs,
+    },
     /// Print the WGSL kernels of a file's program, each validated by naga.
     Wgsl {
         /// The `.weft` file.
@@ -368,6 +394,18 @@ fn main() -> ExitCode {
             }
         }
         Command::Devices => devices(),
+        Command::Bench { workloads, sizes, repeat, quick, report, no_python, schedule } => {
+            let config = weft_bench::Config {
+                workloads,
+                sizes,
+                repeat: if quick { repeat.min(2) } else { repeat }.max(1),
+                quick,
+                no_python,
+                options: schedule.options(),
+                work_dir: std::env::temp_dir().join(format!("weft-bench-{}", std::process::id())),
+            };
+            bench(&config, report.as_deref())
+        }
         Command::Wgsl { file, schedule } => {
             wgsl(&file, schedule.options().for_gpu(pipeline::PORTABLE_BINDINGS))
         }
@@ -502,6 +540,70 @@ fn run(
 }
 
 /// `weft devices`: every adapter, the one `weft run` would choose marked.
+/// `weft bench`: progress on stderr (a bar on a terminal), the tables on stdout.
+fn bench(config: &weft_bench::Config, report: Option<&Path>) -> ExitCode {
+    struct Bar(indicatif::ProgressBar);
+    impl weft_bench::Progress for Bar {
+        fn start(&mut self, steps: u64) {
+            self.0.set_length(steps);
+        }
+        fn step(&mut self, what: &str) {
+            self.0.inc(1);
+            if self.0.is_hidden() {
+                eprintln!("[{}/{}] {what}", self.0.position(), self.0.length().unwrap_or(0));
+            } else {
+                self.0.set_message(what.to_string());
+            }
+        }
+        fn say(&mut self, line: &str) {
+            self.0.suspend(|| eprintln!("{line}"));
+        }
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}") {
+        bar.set_style(style);
+    }
+    let results = weft_bench::run(config, &mut Bar(bar.clone()));
+    bar.finish_and_clear();
+    let _ = std::fs::remove_dir_all(&config.work_dir);
+    let results = match results {
+        Ok(results) => results,
+        Err(why) => {
+            eprintln!("error: {why}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("machine: {}; GPU adapter: {}", results.machine, results.adapter.as_deref().unwrap_or("none"));
+    for w in &results.workloads {
+        println!("\n{} ({}), times in ms:\n{}", w.name, w.origin, weft_bench::report::table(w));
+    }
+    println!("{}", weft_bench::report::summary_table(&results));
+    if let Some(dir) = report {
+        let written = weft_bench::report::markdown(&results, dir)
+            .and_then(|text| std::fs::write(dir.join("benchmarks.md"), text).map_err(|e| e.to_string()));
+        if let Err(why) = written {
+            eprintln!("error: cannot write the report: {why}");
+            return ExitCode::FAILURE;
+        }
+        eprintln!("wrote {}", dir.join("benchmarks.md").display());
+    }
+    // A contender that failed or disagreed with the interpreter is reported in its table, and
+    // fails the command: `--quick` exists to check that every one works.
+    let excluded: Vec<String> = (results.workloads.iter())
+        .flat_map(|w| {
+            w.entries
+                .iter()
+                .filter(|e| e.excluded.is_some())
+                .map(move |e| format!("{} on {}", e.peer, w.name))
+        })
+        .collect();
+    if excluded.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("error: not timed: {}", excluded.join(", "));
+    ExitCode::FAILURE
+}
+
 fn devices() -> ExitCode {
     let adapters = weft_session::adapter_summaries();
     if adapters.is_empty() {

@@ -1,0 +1,430 @@
+//! `weft bench`: the papers' workloads on Weft's three executors and on the implementations a
+//! user would pick instead (sequential Rust, numpy, JAX, Numba, Taichi on CPU and Vulkan),
+//! measured in one run on the same inputs, after every implementation's output is checked
+//! against Weft's interpreter; and the report (`docs/benchmarks.md`) with its plots.
+//!
+//! Data flows one way: `workloads` says what to run, `inputs` writes the data, `weft` and
+//! `python` run the contenders, this module checks and times them into `Results`, and `report`
+//! renders those. Nothing here compiles Weft: the session engine does.
+
+pub mod inputs;
+pub mod python;
+pub mod report;
+pub mod sequential;
+pub mod weft;
+pub mod workloads;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use weft_session::{Backend, Options};
+
+use crate::weft::{Counts, WeftRunner};
+use crate::workloads::Workload;
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Workload names; all when empty.
+    pub workloads: Vec<String>,
+    /// Sizes for every selected workload, in place of each one's own.
+    pub sizes: Option<Vec<usize>>,
+    pub repeat: usize,
+    /// Small sizes, to check that every workload and peer works.
+    pub quick: bool,
+    /// Leave out the Python peers (no virtual environment is made).
+    pub no_python: bool,
+    /// Weft's compiler options (fusion strategy, inner schedule) for its executors.
+    pub options: Options,
+    /// Where inputs and the peers' scripts are written.
+    pub work_dir: PathBuf,
+}
+
+/// Who ran a measurement.
+pub const WEFT_PEERS: &[(&str, Backend)] =
+    &[("weft interpreter", Backend::Interp), ("weft cpu", Backend::Cpu), ("weft gpu", Backend::Gpu)];
+pub const SEQUENTIAL: &str = "rust sequential";
+
+/// One contender on one workload: its checked outcome and its measurements.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub peer: String,
+    pub version: String,
+    pub loc: Option<usize>,
+    /// How the implementation differs from the workload as the paper states it.
+    pub note: Option<String>,
+    /// Why it was not timed (it failed, or disagreed with the interpreter), if it was not.
+    pub excluded: Option<String>,
+    /// Per size: the repeats' times in milliseconds, and the GPU's counts of the first repeat.
+    pub times: Vec<(usize, Vec<f64>, Option<Counts>)>,
+    /// Sizes it was not timed at, and why.
+    pub skipped: Vec<(usize, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WorkloadResults {
+    pub name: String,
+    pub origin: String,
+    pub unit: String,
+    pub sizes: Vec<usize>,
+    pub scaled: Option<String>,
+    pub entries: Vec<Entry>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Results {
+    pub machine: String,
+    pub adapter: Option<String>,
+    pub repeat: usize,
+    pub quick: bool,
+    pub options: String,
+    pub workloads: Vec<WorkloadResults>,
+    pub seconds: f64,
+}
+
+/// Where progress goes: a bar on a terminal, a line per step otherwise.
+pub trait Progress {
+    fn start(&mut self, steps: u64);
+    fn step(&mut self, what: &str);
+    fn say(&mut self, line: &str);
+}
+
+/// Runs the benchmark.
+pub fn run(config: &Config, progress: &mut dyn Progress) -> Result<Results, String> {
+    let started = Instant::now();
+    let all = workloads::all();
+    for name in &config.workloads {
+        if !all.iter().any(|w| w.name == name) {
+            let known: Vec<&str> = all.iter().map(|w| w.name).collect();
+            return Err(format!("no workload `{name}`; the workloads are {}", known.join(", ")));
+        }
+    }
+    let selected: Vec<&Workload> = all
+        .iter()
+        .filter(|w| config.workloads.is_empty() || config.workloads.iter().any(|n| n == w.name))
+        .collect();
+    let sizes_of = |w: &Workload| -> Vec<usize> {
+        match (&config.sizes, config.quick) {
+            (Some(sizes), _) => sizes.clone(),
+            (None, true) => w.quick.to_vec(),
+            (None, false) => w.sizes.to_vec(),
+        }
+    };
+    let python_peers = if config.no_python { 0 } else { python::PEERS.len() };
+    let steps: usize =
+        selected.iter().map(|w| (sizes_of(w).len() + 1) * (WEFT_PEERS.len() + 1)).sum::<usize>()
+            + python_peers;
+    progress.start(steps as u64);
+
+    // Inputs, one directory per workload and size, the check size first.
+    let mut dirs = Vec::new();
+    for w in &selected {
+        let mut per_size = Vec::new();
+        for size in std::iter::once(w.check).chain(sizes_of(w)) {
+            let dir = config.work_dir.join(w.name).join(size.to_string());
+            let mut rng = fastrand::Rng::with_seed(seed(w.name, size));
+            let inputs = (w.inputs)(size, &mut rng);
+            inputs::write_all(&inputs, &dir)
+                .map_err(|e| format!("cannot write inputs to {}: {e}", dir.display()))?;
+            per_size.push((size, dir, inputs));
+        }
+        dirs.push(per_size);
+    }
+
+    // The Python peers first, one process each, over every workload and size.
+    let mut peer_results = Vec::new();
+    if !config.no_python {
+        let python = python::ensure_venv(&python::venv_dir(), &mut |line| progress.say(line));
+        for peer in python::PEERS {
+            let runs: Vec<python::PeerRun> = (selected.iter().zip(&dirs))
+                .flat_map(|(w, per_size)| {
+                    per_size.iter().enumerate().map(|(i, (_, dir, _))| python::PeerRun {
+                        workload: w.name.to_string(),
+                        dir: dir.display().to_string(),
+                        repeat: if i == 0 { 1 } else { config.repeat },
+                        check: i == 0,
+                    })
+                })
+                .collect();
+            let results = match &python {
+                Ok(python) => python::run_peer(python, &config.work_dir, peer, &runs),
+                Err(why) => python::run_peer(Path::new("/nonexistent/python"), &config.work_dir, peer, &runs)
+                    .into_iter()
+                    .map(|r| python::PeerResult { error: Some(why.clone()), ..r })
+                    .collect(),
+            };
+            progress.step(&format!("{peer}: {} runs", results.len()));
+            peer_results.push((peer.to_string(), results));
+        }
+    }
+
+    let mut adapter = None;
+    let mut out = Vec::new();
+    for (w, per_size) in selected.iter().zip(&dirs) {
+        let (_, check_dir, check_inputs) = &per_size[0];
+        let mut entries = Vec::new();
+        // The oracle: the interpreter at the check size.
+        let mut oracle: Option<Vec<f64>> = None;
+        for &(peer, backend) in WEFT_PEERS {
+            let mut entry = Entry::new(peer, env!("CARGO_PKG_VERSION"));
+            entry.loc = Some(weft_lines(w.weft));
+            let runner = WeftRunner::new(w, backend, config.options);
+            let mut runner = match runner {
+                Ok(runner) => runner,
+                Err(why) => {
+                    entry.excluded = Some(why);
+                    entries.push(entry);
+                    continue;
+                }
+            };
+            let checked =
+                runner.load(w, check_dir).and_then(|()| runner.time_once(w)).and_then(|_| runner.result());
+            progress.step(&format!("{}: {peer}, checked at {}", w.name, w.check));
+            match (checked, &oracle) {
+                (Err(why), _) => entry.excluded = Some(why),
+                (Ok(output), None) => oracle = Some(output),
+                (Ok(output), Some(expected)) => entry.excluded = disagreement(w, expected, &output),
+            }
+            if backend == Backend::Gpu {
+                let found = runner.adapter();
+                if let Some((name, is_cpu)) = &found {
+                    adapter.get_or_insert_with(|| name.clone());
+                    if *is_cpu {
+                        entry.note = Some(format!("on a CPU adapter ({name})"));
+                    }
+                }
+            }
+            let is_cpu_adapter = backend == Backend::Gpu && runner.adapter().is_some_and(|(_, cpu)| cpu);
+            for (size, dir, _) in &per_size[1..] {
+                progress.step(&format!("{}: {peer} at {size}", w.name));
+                if entry.excluded.is_some() {
+                    continue;
+                }
+                let limit = match backend {
+                    Backend::Interp => {
+                        Some((w.interpreter_limit, "the interpreter is the oracle, timed up to"))
+                    }
+                    Backend::Gpu if is_cpu_adapter => {
+                        Some((w.cpu_adapter_limit, "on a CPU adapter, timed up to"))
+                    }
+                    _ => None,
+                };
+                if let Some((limit, why)) = limit.filter(|(limit, _)| size > limit) {
+                    entry.skipped.push((*size, format!("{why} {limit}")));
+                    continue;
+                }
+                match time_weft(&mut runner, w, dir, config.repeat) {
+                    Ok((times, counts)) => entry.times.push((*size, times, counts)),
+                    Err(why) => entry.skipped.push((*size, why)),
+                }
+            }
+            entries.push(entry);
+        }
+        let Some(expected) = oracle else {
+            return Err(format!(
+                "{}: the interpreter could not run the check: {:?}",
+                w.name, entries[0].excluded
+            ));
+        };
+
+        // Sequential Rust.
+        let mut entry = Entry::new(SEQUENTIAL, &rustc_version());
+        entry.loc = Some(sequential::lines_of_code(w.name));
+        entry.excluded = disagreement(w, &expected, &(w.sequential)(check_inputs).to_f64());
+        progress.step(&format!("{}: {SEQUENTIAL}", w.name));
+        for (size, _, inputs) in &per_size[1..] {
+            if entry.excluded.is_none() {
+                entry.times.push((*size, time_sequential(w, inputs, config.repeat), None));
+            }
+        }
+        entries.push(entry);
+
+        // The Python peers' answers for this workload.
+        for (peer, results) in &peer_results {
+            let mine: Vec<&python::PeerResult> = results.iter().filter(|r| r.workload == w.name).collect();
+            let version =
+                mine.iter().find_map(|r| r.version.clone()).unwrap_or_else(|| "not installed".into());
+            let mut entry = Entry::new(peer, &version);
+            entry.loc = mine.iter().find_map(|r| r.loc);
+            entry.note = mine.iter().find_map(|r| r.note.clone());
+            for (i, (size, dir, _)) in per_size.iter().enumerate() {
+                let Some(result) = mine.iter().find(|r| r.dir == dir.display().to_string()) else { continue };
+                if let Some(why) = &result.error {
+                    if i == 0 {
+                        entry.excluded = Some(why.clone());
+                    } else {
+                        entry.skipped.push((*size, why.clone()));
+                    }
+                } else if i == 0 {
+                    let output = result.output.clone().unwrap_or_default();
+                    entry.excluded = disagreement(w, &expected, &output);
+                } else if entry.excluded.is_none() {
+                    entry.times.push((*size, result.times_ms.clone(), None));
+                }
+            }
+            entries.push(entry);
+        }
+        out.push(WorkloadResults {
+            name: w.name.into(),
+            origin: w.origin.into(),
+            unit: w.unit.into(),
+            sizes: sizes_of(w),
+            scaled: w.scaled.map(String::from),
+            entries,
+        });
+    }
+    Ok(Results {
+        machine: machine(),
+        adapter,
+        repeat: config.repeat,
+        quick: config.quick,
+        options: format!(
+            "fusion {}, inner {:?}",
+            config.options.fusion.strategy.name(),
+            config.options.flatten.inner
+        ),
+        workloads: out,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+impl Entry {
+    fn new(peer: &str, version: &str) -> Entry {
+        Entry {
+            peer: peer.into(),
+            version: version.into(),
+            loc: None,
+            note: None,
+            excluded: None,
+            times: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
+}
+
+fn time_weft(
+    runner: &mut WeftRunner,
+    w: &Workload,
+    dir: &Path,
+    repeat: usize,
+) -> Result<(Vec<f64>, Option<Counts>), String> {
+    runner.load(w, dir)?;
+    // A first run compiles the call's cell and warms the caches, as the peers' warm-up does.
+    let (_, counts) = runner.time_once(w)?;
+    let mut times = Vec::with_capacity(repeat);
+    for _ in 0..repeat {
+        times.push(runner.time_once(w)?.0);
+    }
+    Ok((times, (counts.launches > 0).then_some(counts)))
+}
+
+fn time_sequential(w: &Workload, inputs: &inputs::Inputs, repeat: usize) -> Vec<f64> {
+    std::hint::black_box((w.sequential)(inputs));
+    (0..repeat)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box((w.sequential)(std::hint::black_box(inputs)));
+            start.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect()
+}
+
+/// Why `output` is not the interpreter's `expected`, if it is not.
+fn disagreement(w: &Workload, expected: &[f64], output: &[f64]) -> Option<String> {
+    if expected.len() != output.len() {
+        return Some(format!("gave {} values where the interpreter gave {}", output.len(), expected.len()));
+    }
+    let bad = expected.iter().zip(output).position(|(a, b)| (a - b).abs() > w.tolerance * (1.0 + a.abs()));
+    bad.map(|i| format!("value {i} is {} where the interpreter gave {}", output[i], expected[i]))
+}
+
+/// A seed per workload and size, the same in every run.
+fn seed(name: &str, size: usize) -> u64 {
+    name.bytes().fold(size as u64, |h, b| h.wrapping_mul(0x100_0000_01b3).wrapping_add(u64::from(b)))
+}
+
+/// Lines of Weft, without blank lines and comments.
+fn weft_lines(source: &str) -> usize {
+    source.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')).count()
+}
+
+/// The compiler that built this binary is not known at run time; the one on the path is the
+/// one `cargo` uses in a checkout.
+fn rustc_version() -> String {
+    let output = std::process::Command::new("rustc").arg("--version").output();
+    let version = output.ok().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    version.filter(|v| !v.is_empty()).unwrap_or_else(|| "rustc".into())
+}
+
+/// The CPU's model and how many cores this process may use.
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name").and_then(|rest| rest.split(':').nth(1)))
+        .map_or("unknown CPU".to_string(), |m| m.trim().to_string());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{model}, {cores} cores")
+}
+
+/// The median of `times`, and their minimum and maximum.
+pub fn summary(times: &[f64]) -> Option<(f64, f64, f64)> {
+    if times.is_empty() {
+        return None;
+    }
+    let mut sorted = times.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = if sorted.len() % 2 == 1 {
+        sorted[sorted.len() / 2]
+    } else {
+        (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) / 2.0
+    };
+    Some((median, sorted[0], sorted[sorted.len() - 1]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workload(name: &str) -> Workload {
+        workloads::all().into_iter().find(|w| w.name == name).expect("a workload")
+    }
+
+    #[test]
+    fn an_output_off_the_interpreters_is_refused() {
+        let dot = workload("dot");
+        assert_eq!(disagreement(&dot, &[250.0], &[250.01]), None, "within 1e-4 relative");
+        let why = disagreement(&dot, &[250.0], &[251.0]).expect("refused");
+        assert!(why.contains("value 0 is 251"), "{why}");
+        let sort = workload("sort");
+        assert!(disagreement(&sort, &[1.0, 2.0], &[1.0, 2.0]).is_none());
+        assert!(disagreement(&sort, &[1.0, 2.0], &[2.0, 1.0]).is_some(), "a sort is exact");
+        let why = disagreement(&sort, &[1.0, 2.0], &[1.0]).expect("refused");
+        assert!(why.contains("gave 1 values where the interpreter gave 2"), "{why}");
+    }
+
+    #[test]
+    fn inputs_are_the_same_in_every_run_and_rows_cover_the_values() {
+        let w = workload("segmented_sums");
+        let draw = |size| (w.inputs)(size, &mut fastrand::Rng::with_seed(seed(w.name, size)));
+        let (a, b) = (draw(100_000), draw(100_000));
+        assert_eq!(a[0].1.to_f64(), b[0].1.to_f64());
+        let lens = inputs::get_i32(&a, "lens");
+        assert_eq!(lens.iter().map(|&l| l as usize).sum::<usize>(), 100_000);
+        assert!(lens.iter().all(|&l| (1..=1_000).contains(&l)), "rows of 1 to 1% of the values");
+        let longest = *lens.iter().max().unwrap();
+        let median = {
+            let mut s = lens.to_vec();
+            s.sort_unstable();
+            s[s.len() / 2]
+        };
+        assert!(longest >= 50 * median, "skewed: longest {longest}, median {median}");
+    }
+
+    #[test]
+    fn lines_of_code_count_each_baseline_alone() {
+        assert_eq!(sequential::lines_of_code("dot"), 8);
+        assert_eq!(weft_lines(workload("dot").weft), 2);
+        assert_eq!(summary(&[3.0, 1.0, 2.0, 10.0]), Some((2.5, 1.0, 10.0)));
+    }
+}

@@ -1,0 +1,212 @@
+//! The report: a terminal table per workload, and `--report`'s Markdown (`docs/benchmarks.md`)
+//! with one log–log SVG plot of time against size per workload, drawn with plotters.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use crate::{Entry, Results, WorkloadResults, summary};
+
+/// The table of one workload: per contender, the median (min–max) per size, the ratio to the
+/// fastest at the largest size, and the lines of code.
+pub fn table(w: &WorkloadResults) -> String {
+    let mut out = String::new();
+    let largest = w.sizes.iter().copied().max().unwrap_or(0);
+    let fastest = fastest_at(w, largest);
+    let _ = write!(out, "| implementation | version | lines |");
+    for size in &w.sizes {
+        let _ = write!(out, " {} |", thousands(*size));
+    }
+    let _ = writeln!(out, " × fastest at {} | GPU launches / read-backs |", thousands(largest));
+    let _ = writeln!(out, "|---|---|---|{}---|---|", "---|".repeat(w.sizes.len()));
+    for e in &w.entries {
+        let _ =
+            write!(out, "| {} | {} | {} |", e.peer, e.version, e.loc.map_or("".into(), |l| l.to_string()));
+        for size in &w.sizes {
+            let cell = match (at(e, *size), e.skipped.iter().find(|(s, _)| s == size), &e.excluded) {
+                (_, _, Some(_)) => "✗".to_string(),
+                (Some((median, min, max)), _, _) => format!("{} ({}–{})", ms(median), ms(min), ms(max)),
+                (None, Some(_), _) => "—".to_string(),
+                (None, None, _) => "".to_string(),
+            };
+            let _ = write!(out, " {cell} |");
+        }
+        let ratio = match (at(e, largest), fastest) {
+            (Some((median, ..)), Some(best)) if best > 0.0 => format!("{:.2}", median / best),
+            _ => String::new(),
+        };
+        let counts = e
+            .times
+            .iter()
+            .rev()
+            .find_map(|(_, _, c)| *c)
+            .map_or(String::new(), |c| format!("{} / {}", c.launches, c.read_backs));
+        let _ = writeln!(out, " {ratio} | {counts} |");
+    }
+    let notes: Vec<String> = w
+        .entries
+        .iter()
+        .flat_map(|e| {
+            let excluded = e.excluded.iter().map(move |why| format!("{}: not timed, {why}", e.peer));
+            let note = e.note.iter().map(move |n| format!("{}: {n}", e.peer));
+            let mut skipped: Vec<String> = Vec::new();
+            if let Some((_, why)) = e.skipped.first() {
+                let sizes: Vec<String> = e.skipped.iter().map(|(s, _)| thousands(*s)).collect();
+                skipped.push(format!("{}: not timed at {} ({why})", e.peer, sizes.join(", ")));
+            }
+            excluded.chain(note).chain(skipped)
+        })
+        .collect();
+    if !notes.is_empty() {
+        let _ = writeln!(out);
+        for note in notes {
+            let _ = writeln!(out, "- {note}");
+        }
+    }
+    out
+}
+
+/// The whole Markdown report; each workload's plot is written beside it as
+/// `benchmarks/{workload}.svg`.
+pub fn markdown(results: &Results, docs: &Path) -> Result<String, String> {
+    let plots = docs.join("benchmarks");
+    std::fs::create_dir_all(&plots).map_err(|e| format!("cannot create {}: {e}", plots.display()))?;
+    let mut out = String::new();
+    let _ = writeln!(out, "# Benchmarks\n");
+    let _ = writeln!(
+        out,
+        "Written by `weft bench --report`{}. Every implementation's output was checked against Weft's \
+         interpreter on a small input before it was timed. Times are milliseconds of running only: \
+         inputs are loaded (and uploaded to the device) before the clock starts, and a warm-up run \
+         compiles first. Each cell is the median of {} repeats, with the minimum and maximum.\n",
+        if results.quick { " --quick" } else { "" },
+        results.repeat,
+    );
+    let _ = writeln!(out, "- Machine: {}", results.machine);
+    let _ = writeln!(out, "- GPU adapter: {}", results.adapter.as_deref().unwrap_or("none"));
+    let _ = writeln!(out, "- Weft's options: {}", results.options);
+    let _ = writeln!(out, "- Whole run: {:.0} s\n", results.seconds);
+    let _ = writeln!(out, "## Summary\n\n{}", summary_table(results));
+    for w in &results.workloads {
+        let _ = writeln!(out, "## {}\n\n{}; sizes in {}.\n", w.name, w.origin, w.unit);
+        if let Some(why) = &w.scaled {
+            let _ = writeln!(out, "Scaled down: {why}.\n");
+        }
+        let _ = writeln!(out, "{}", table(w));
+        let svg = plots.join(format!("{}.svg", w.name));
+        plot(w, &svg)?;
+        let _ = writeln!(out, "![{} time against size](benchmarks/{}.svg)\n", w.name, w.name);
+    }
+    Ok(out)
+}
+
+/// Per workload, each contender's ratio to the fastest at the largest size every timed
+/// contender reached.
+pub fn summary_table(results: &Results) -> String {
+    let mut peers: Vec<&str> = Vec::new();
+    for e in results.workloads.iter().flat_map(|w| &w.entries) {
+        if !peers.contains(&e.peer.as_str()) {
+            peers.push(&e.peer);
+        }
+    }
+    let mut out = String::from("| workload | size |");
+    for p in &peers {
+        let _ = write!(out, " {p} |");
+    }
+    let _ = writeln!(out, "\n|---|---|{}", "---|".repeat(peers.len()));
+    for w in &results.workloads {
+        let largest = w.sizes.iter().copied().max().unwrap_or(0);
+        let fastest = fastest_at(w, largest);
+        let _ = write!(out, "| {} | {} |", w.name, thousands(largest));
+        for p in &peers {
+            let cell = w.entries.iter().find(|e| e.peer == *p).and_then(|e| at(e, largest));
+            let text = match (cell, fastest) {
+                (Some((median, ..)), Some(best)) => format!("{:.2}×", median / best),
+                _ => "—".into(),
+            };
+            let _ = write!(out, " {text} |");
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(
+        out,
+        "\nTimes relative to the fastest implementation at that size (1.00× is the fastest); — where one was not timed at it."
+    );
+    out
+}
+
+fn at(e: &Entry, size: usize) -> Option<(f64, f64, f64)> {
+    e.times.iter().find(|(s, ..)| *s == size).and_then(|(_, times, _)| summary(times))
+}
+
+fn fastest_at(w: &WorkloadResults, size: usize) -> Option<f64> {
+    w.entries.iter().filter_map(|e| at(e, size)).map(|(median, ..)| median).min_by(f64::total_cmp)
+}
+
+fn ms(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Time against size, both axes logarithmic, a line per contender, as NESL on the GPU plots.
+fn plot(w: &WorkloadResults, path: &Path) -> Result<(), String> {
+    let series: Vec<(&str, Vec<(f64, f64)>)> = w
+        .entries
+        .iter()
+        .map(|e| {
+            let points =
+                e.times.iter().filter_map(|(s, times, _)| Some((*s as f64, summary(times)?.0.max(1e-4))));
+            (e.peer.as_str(), points.collect::<Vec<_>>())
+        })
+        .filter(|(_, points)| !points.is_empty())
+        .collect();
+    let all = series.iter().flat_map(|(_, p)| p.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, y) in all {
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    if series.is_empty() {
+        (x0, x1, y0, y1) = (1.0, 10.0, 1.0, 10.0);
+    }
+    let drawn = (|| -> Result<(), Box<dyn std::error::Error>> {
+        let root = SVGBackend::new(path, (720, 440)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("{}: time against size", w.name), ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d((x0 / 1.5..x1 * 1.5).log_scale(), (y0 / 2.0..y1 * 2.0).log_scale())?;
+        chart.configure_mesh().x_desc(w.unit.as_str()).y_desc("milliseconds").draw()?;
+        for (i, (name, points)) in series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(2)))?
+                .label(*name)
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
+            chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        }
+        chart.configure_series_labels().border_style(BLACK).background_style(WHITE.mix(0.8)).draw()?;
+        root.present()?;
+        Ok(())
+    })();
+    drawn.map_err(|e| format!("cannot draw {}: {e}", path.display()))
+}
