@@ -55,6 +55,8 @@ pub struct Entry {
     pub note: Option<String>,
     /// Why it was not timed (it failed, or disagreed with the interpreter), if it was not.
     pub excluded: Option<String>,
+    /// Why the peer has no implementation of the workload, where it has none.
+    pub missing: Option<String>,
     /// Per size: the repeats' times in milliseconds, and the GPU's counts of the first repeat.
     pub times: Vec<(usize, Vec<f64>, Option<Counts>)>,
     /// Sizes it was not timed at, and why.
@@ -247,8 +249,12 @@ pub fn run(config: &Config, progress: &mut dyn Progress) -> Result<Results, Stri
             let mut entry = Entry::new(peer, &version);
             entry.loc = mine.iter().find_map(|r| r.loc);
             entry.note = mine.iter().find_map(|r| r.note.clone());
+            entry.missing = mine.iter().find_map(|r| r.missing.clone());
             for (i, (size, dir, _)) in per_size.iter().enumerate() {
                 let Some(result) = mine.iter().find(|r| r.dir == dir.display().to_string()) else { continue };
+                if result.missing.is_some() {
+                    continue;
+                }
                 if let Some(why) = &result.error {
                     if i == 0 {
                         entry.excluded = Some(why.clone());
@@ -296,6 +302,7 @@ impl Entry {
             loc: None,
             note: None,
             excluded: None,
+            missing: None,
             times: Vec::new(),
             skipped: Vec::new(),
         }
@@ -331,10 +338,11 @@ fn time_sequential(w: &Workload, inputs: &inputs::Inputs, repeat: usize) -> Vec<
 
 /// Why `output` is not the interpreter's `expected`, if it is not.
 fn disagreement(w: &Workload, expected: &[f64], output: &[f64]) -> Option<String> {
+    let (expected, output) = ((w.normalise)(expected.to_vec()), (w.normalise)(output.to_vec()));
     if expected.len() != output.len() {
         return Some(format!("gave {} values where the interpreter gave {}", output.len(), expected.len()));
     }
-    let bad = expected.iter().zip(output).position(|(a, b)| (a - b).abs() > w.tolerance * (1.0 + a.abs()));
+    let bad = expected.iter().zip(&output).position(|(a, b)| (a - b).abs() > w.tolerance * (1.0 + a.abs()));
     bad.map(|i| format!("value {i} is {} where the interpreter gave {}", output[i], expected[i]))
 }
 

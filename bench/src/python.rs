@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 pub const PEERS: &[&str] = &["numpy", "jax", "numba", "taichi-cpu", "taichi-vulkan"];
 
 /// What the virtual environment holds. A change here makes `weft bench` install again.
-const REQUIREMENTS: &[&str] = &["numpy==2.4.6", "jax[cpu]==0.10.2", "numba==0.68.1", "taichi==1.7.4"];
+const REQUIREMENTS: &[&str] =
+    &["numpy==2.4.6", "scipy==1.17.1", "jax[cpu]==0.10.2", "numba==0.68.1", "taichi==1.7.4"];
 
 const SCRIPT: &str = include_str!("../peers/peers.py");
 
@@ -41,6 +42,9 @@ pub struct PeerResult {
     pub output: Option<Vec<f64>>,
     #[serde(default)]
     pub error: Option<String>,
+    /// The peer has no implementation of this workload, and why.
+    #[serde(default)]
+    pub missing: Option<String>,
 }
 
 /// The environment's directory: `WEFT_BENCH_VENV`, or `weft-bench-venv` in the user's cache.

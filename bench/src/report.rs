@@ -25,6 +25,7 @@ pub fn table(w: &WorkloadResults) -> String {
             write!(out, "| {} | {} | {} |", e.peer, e.version, e.loc.map_or("".into(), |l| l.to_string()));
         for size in &w.sizes {
             let cell = match (at(e, *size), e.skipped.iter().find(|(s, _)| s == size), &e.excluded) {
+                _ if e.missing.is_some() => "n/a".to_string(),
                 (_, _, Some(_)) => "✗".to_string(),
                 (Some((median, min, max)), _, _) => format!("{} ({}–{})", ms(median), ms(min), ms(max)),
                 (None, Some(_), _) => "—".to_string(),
@@ -49,13 +50,14 @@ pub fn table(w: &WorkloadResults) -> String {
         .iter()
         .flat_map(|e| {
             let excluded = e.excluded.iter().map(move |why| format!("{}: not timed, {why}", e.peer));
+            let missing = e.missing.iter().map(move |why| format!("{}: not written: {why}", e.peer));
             let note = e.note.iter().map(move |n| format!("{}: {n}", e.peer));
             let mut skipped: Vec<String> = Vec::new();
             if let Some((_, why)) = e.skipped.first() {
                 let sizes: Vec<String> = e.skipped.iter().map(|(s, _)| thousands(*s)).collect();
                 skipped.push(format!("{}: not timed at {} ({why})", e.peer, sizes.join(", ")));
             }
-            excluded.chain(note).chain(skipped)
+            excluded.chain(missing).chain(note).chain(skipped)
         })
         .collect();
     if !notes.is_empty() {
