@@ -68,7 +68,7 @@ pub fn kmeans(inputs: &Inputs) -> Array {
     let mut centres: Vec<Vec<f32>> = points[..K].iter().map(|p| p.to_vec()).collect();
     for _ in 0..5 {
         let mut sums = vec![vec![0.0f32; D]; K];
-        let mut counts = vec![0usize; K];
+        let mut counts = [0usize; K];
         for p in &points {
             let dist = |c: &Vec<f32>| p.iter().zip(c).map(|(a, b)| (a - b) * (a - b)).sum::<f32>();
             let mut best = 0;
