@@ -129,6 +129,10 @@ enum Command {
         /// Leave out the Python peers.
         #[arg(long)]
         no_python: bool,
+        /// Also run each workload on Weft's executors under every fusion strategy and inner
+        /// schedule (NESL on the GPU's Table 2), normalised to the unoptimised base.
+        #[arg(long)]
+        ablation: bool,
         #[command(flatten)]
         schedule: ScheduleArgs,
     },
@@ -394,13 +398,14 @@ fn main() -> ExitCode {
             }
         }
         Command::Devices => devices(),
-        Command::Bench { workloads, sizes, repeat, quick, report, no_python, schedule } => {
+        Command::Bench { workloads, sizes, repeat, quick, report, no_python, ablation, schedule } => {
             let config = weft_bench::Config {
                 workloads,
                 sizes,
                 repeat: if quick { repeat.min(2) } else { repeat }.max(1),
                 quick,
                 no_python,
+                ablation,
                 options: schedule.options(),
                 work_dir: std::env::temp_dir().join(format!("weft-bench-{}", std::process::id())),
             };
@@ -577,7 +582,11 @@ fn bench(config: &weft_bench::Config, report: Option<&Path>) -> ExitCode {
     for w in &results.workloads {
         println!("\n{} ({}), times in ms:\n{}", w.name, w.origin, weft_bench::report::table(w));
     }
+    for a in &results.ablation {
+        println!("\nablation of {} at {}:\n{}", a.workload, a.size, weft_bench::report::ablation_table(a));
+    }
     println!("{}", weft_bench::report::summary_table(&results));
+    println!("{}", weft_bench::report::behind(&results));
     if let Some(dir) = report {
         let written = weft_bench::report::markdown(&results, dir)
             .and_then(|text| std::fs::write(dir.join("benchmarks.md"), text).map_err(|e| e.to_string()));

@@ -12,11 +12,14 @@ pub mod python;
 pub mod report;
 pub mod sequential;
 pub mod weft;
+pub mod wgsl;
 pub mod workloads;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use weft_flat::flatten::InnerSchedule;
+use weft_flat::fuse::Strategy;
 use weft_session::{Backend, Options};
 
 use crate::weft::{Counts, WeftRunner};
@@ -36,6 +39,9 @@ pub struct Config {
     pub no_python: bool,
     /// Weft's compiler options (fusion strategy, inner schedule) for its executors.
     pub options: Options,
+    /// Also run NESL-GPU's Table 2: Weft's executors under each fusion strategy and inner
+    /// schedule, normalised to the unoptimised base.
+    pub ablation: bool,
     /// Where inputs and the peers' scripts are written.
     pub work_dir: PathBuf,
 }
@@ -44,6 +50,7 @@ pub struct Config {
 pub const WEFT_PEERS: &[(&str, Backend)] =
     &[("weft interpreter", Backend::Interp), ("weft cpu", Backend::Cpu), ("weft gpu", Backend::Gpu)];
 pub const SEQUENTIAL: &str = "rust sequential";
+pub const HAND_WGSL: &str = "hand-written wgsl";
 
 /// One contender on one workload: its checked outcome and its measurements.
 #[derive(Debug, Clone)]
@@ -82,7 +89,40 @@ pub struct Results {
     pub options: String,
     pub workloads: Vec<WorkloadResults>,
     pub seconds: f64,
+    /// Copy bandwidth in GB/s (read plus written): one core's `copy_from_slice`, and the GPU
+    /// adapter's copy kernel, each over 4M words.
+    pub cpu_copy_gbs: f64,
+    pub gpu_copy_gbs: Option<f64>,
+    pub ablation: Vec<Ablation>,
 }
+
+/// One workload under each of `VARIANTS`, at one size.
+#[derive(Debug, Clone)]
+pub struct Ablation {
+    pub workload: String,
+    pub size: usize,
+    /// Per variant, its measurements or why it did not run.
+    pub rows: Vec<(&'static str, Result<Variant, String>)>,
+}
+
+/// One variant of the ablation: the GPU executor's median time and counts, and the CPU
+/// executor's median time.
+#[derive(Debug, Clone, Copy)]
+pub struct Variant {
+    pub gpu_ms: f64,
+    pub counts: Counts,
+    pub cpu_ms: f64,
+}
+
+/// The ablation's variants, after NESL on the GPU's Table 2: the base (one kernel per op, every
+/// inner computation flat), then each optimisation added.
+pub const VARIANTS: &[(&str, Strategy, InnerSchedule)] = &[
+    ("base: no fusion, inner flat", Strategy::None, InnerSchedule::Flat),
+    ("greedy fusion", Strategy::Greedy, InnerSchedule::Flat),
+    ("ILP fusion", Strategy::Ilp, InnerSchedule::Flat),
+    ("ILP fusion, inner sequential", Strategy::Ilp, InnerSchedule::Sequential),
+    ("ILP fusion, inner auto (the default)", Strategy::Ilp, InnerSchedule::Auto),
+];
 
 /// Where progress goes: a bar on a terminal, a line per step otherwise.
 pub trait Progress {
@@ -115,7 +155,8 @@ pub fn run(config: &Config, progress: &mut dyn Progress) -> Result<Results, Stri
     let python_peers = if config.no_python { 0 } else { python::PEERS.len() };
     let steps: usize =
         selected.iter().map(|w| (sizes_of(w).len() + 1) * (WEFT_PEERS.len() + 1)).sum::<usize>()
-            + python_peers;
+            + python_peers
+            + if config.ablation { selected.len() * VARIANTS.len() } else { 0 };
     progress.start(steps as u64);
 
     // Inputs, one directory per workload and size, the check size first.
@@ -161,6 +202,7 @@ pub fn run(config: &Config, progress: &mut dyn Progress) -> Result<Results, Stri
     }
 
     let mut adapter = None;
+    let hand = wgsl::HandGpu::new();
     let mut out = Vec::new();
     for (w, per_size) in selected.iter().zip(&dirs) {
         let (_, check_dir, check_inputs) = &per_size[0];
@@ -241,6 +283,11 @@ pub fn run(config: &Config, progress: &mut dyn Progress) -> Result<Results, Stri
         }
         entries.push(entry);
 
+        if wgsl::WRITTEN.contains(&w.name) {
+            entries.push(hand_written(w, &hand, per_size, &expected, config.repeat));
+            progress.step(&format!("{}: {HAND_WGSL}", w.name));
+        }
+
         // The Python peers' answers for this workload.
         for (peer, results) in &peer_results {
             let mine: Vec<&python::PeerResult> = results.iter().filter(|r| r.workload == w.name).collect();
@@ -279,7 +326,30 @@ pub fn run(config: &Config, progress: &mut dyn Progress) -> Result<Results, Stri
             entries,
         });
     }
+    let mut ablation = Vec::new();
+    if config.ablation {
+        for (w, per_size) in selected.iter().zip(&dirs) {
+            // The largest size every variant can run at on this adapter.
+            let fits = |size: &&(usize, PathBuf, inputs::Inputs)| size.0 <= w.cpu_adapter_limit;
+            let Some((size, dir, _)) = per_size[1..].iter().rev().find(fits) else { continue };
+            let rows = VARIANTS
+                .iter()
+                .map(|&(name, strategy, inner)| {
+                    progress.step(&format!("{}: ablation, {name}", w.name));
+                    let mut options = config.options;
+                    options.fusion.strategy = strategy;
+                    options.flatten.inner = inner;
+                    (name, ablate(w, dir, options, config.repeat))
+                })
+                .collect();
+            ablation.push(Ablation { workload: w.name.into(), size: *size, rows });
+        }
+    }
+    let gpu_copy_gbs = hand.as_ref().ok().and_then(|hand| hand.copy_bandwidth(1 << 22, 9).ok());
     Ok(Results {
+        cpu_copy_gbs: cpu_copy_bandwidth(1 << 22, 9),
+        ablation,
+        gpu_copy_gbs,
         machine: machine(),
         adapter,
         repeat: config.repeat,
@@ -323,6 +393,79 @@ fn time_weft(
         times.push(runner.time_once(w)?.0);
     }
     Ok((times, (counts.launches > 0).then_some(counts)))
+}
+
+/// One variant of the ablation, measured.
+fn ablate(w: &Workload, dir: &Path, options: Options, repeat: usize) -> Result<Variant, String> {
+    let median = |times: &[f64]| summary(times).map_or(f64::NAN, |(median, ..)| median);
+    let mut gpu = WeftRunner::new(w, Backend::Gpu, options)?;
+    let (times, counts) = time_weft(&mut gpu, w, dir, repeat)?;
+    let mut cpu = WeftRunner::new(w, Backend::Cpu, options)?;
+    let (cpu_times, _) = time_weft(&mut cpu, w, dir, repeat)?;
+    Ok(Variant { gpu_ms: median(&times), counts: counts.unwrap_or_default(), cpu_ms: median(&cpu_times) })
+}
+
+/// The hand-written WGSL version of `w`, checked and timed on its own device.
+fn hand_written(
+    w: &Workload,
+    hand: &Result<wgsl::HandGpu, String>,
+    per_size: &[(usize, PathBuf, inputs::Inputs)],
+    expected: &[f64],
+    repeat: usize,
+) -> Entry {
+    let mut entry = Entry::new(HAND_WGSL, "WGSL");
+    entry.loc = wgsl::lines_of_code(w.name);
+    entry.note = wgsl::note(w.name).map(String::from);
+    let hand = match hand {
+        Ok(hand) => hand,
+        Err(why) => {
+            entry.excluded = Some(format!("no GPU adapter: {why}"));
+            return entry;
+        }
+    };
+    let checked = hand.prepare(w.name, &per_size[0].2).and_then(|p| {
+        hand.time_once(&p)?;
+        hand.output(&p)
+    });
+    entry.excluded = match checked {
+        Ok(output) => disagreement(w, expected, &output),
+        Err(why) => Some(why),
+    };
+    let on_cpu = hand.describe().contains("Cpu");
+    for (size, _, inputs) in &per_size[1..] {
+        if entry.excluded.is_some() {
+            break;
+        }
+        if on_cpu && *size > w.cpu_adapter_limit {
+            entry.skipped.push((*size, format!("on a CPU adapter, timed up to {}", w.cpu_adapter_limit)));
+            continue;
+        }
+        let timed = hand.prepare(w.name, inputs).and_then(|p| {
+            hand.time_once(&p)?;
+            (0..repeat).map(|_| hand.time_once(&p)).collect::<Result<Vec<f64>, String>>()
+        });
+        match timed {
+            Ok(times) => entry.times.push((*size, times, None)),
+            Err(why) => entry.skipped.push((*size, why)),
+        }
+    }
+    entry
+}
+
+/// One core's copy bandwidth in GB/s (bytes read plus written), the median of `repeat` copies
+/// of `n` words.
+fn cpu_copy_bandwidth(n: usize, repeat: usize) -> f64 {
+    let src = vec![1u32; n];
+    let mut dst = vec![0u32; n];
+    let times: Vec<f64> = (0..repeat)
+        .map(|_| {
+            let start = Instant::now();
+            dst.copy_from_slice(std::hint::black_box(&src));
+            std::hint::black_box(&dst);
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    summary(&times).map_or(0.0, |(median, ..)| 8.0 * n as f64 / median / 1e9)
 }
 
 fn time_sequential(w: &Workload, inputs: &inputs::Inputs, repeat: usize) -> Vec<f64> {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::{Entry, Results, WorkloadResults, summary};
+use crate::{Ablation, Entry, HAND_WGSL, Results, WorkloadResults, summary};
 
 /// The table of one workload: per contender, the median (min–max) per size, the ratio to the
 /// fastest at the largest size, and the lines of code.
@@ -69,6 +69,117 @@ pub fn table(w: &WorkloadResults) -> String {
     out
 }
 
+/// The ablation of one workload, after NESL on the GPU's Table 2: each variant's time on the
+/// GPU and CPU executors relative to the base, with the GPU executor's launches, read-backs
+/// and bytes bound to kernels.
+pub fn ablation_table(a: &Ablation) -> String {
+    let mut out = String::from(
+        "| variant | GPU ms | × base | launches | read-backs | MB bound to kernels | CPU ms | × base |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    let base = a.rows.first().and_then(|(_, r)| r.as_ref().ok()).map(|v| (v.gpu_ms, v.cpu_ms));
+    for (name, row) in &a.rows {
+        match (row, base) {
+            (Ok(v), Some((base_gpu, base_cpu))) => {
+                let _ = writeln!(
+                    out,
+                    "| {name} | {} | {:.2} | {} | {} | {:.1} | {} | {:.2} |",
+                    ms(v.gpu_ms),
+                    v.gpu_ms / base_gpu,
+                    v.counts.launches,
+                    v.counts.read_backs,
+                    v.counts.bytes_bound as f64 / 1e6,
+                    ms(v.cpu_ms),
+                    v.cpu_ms / base_cpu
+                );
+            }
+            (Ok(_), None) => {
+                let _ = writeln!(out, "| {name} | the base did not run | | | | | | |");
+            }
+            (Err(why), _) => {
+                let _ = writeln!(out, "| {name} | failed: {why} | | | | | | |");
+            }
+        }
+    }
+    out
+}
+
+/// Where Weft is behind a peer, per workload: how far, and what the measurements say of why
+/// (the GPU executor's launches and read-backs per run, and the share of the adapter's copy
+/// bandwidth a flat workload reaches).
+pub fn behind(results: &Results) -> String {
+    let mut out = String::new();
+    for w in &results.workloads {
+        let largest = w.sizes.iter().copied().max().unwrap_or(0);
+        // The size every Weft executor and the fastest peer share: the largest the GPU ran.
+        let best_weft = w
+            .entries
+            .iter()
+            .filter(|e| e.peer.starts_with("weft") && e.peer != "weft interpreter")
+            .filter_map(|e| Some((e, at(e, largest)?.0)))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let fastest = w
+            .entries
+            .iter()
+            .filter(|e| !e.peer.starts_with("weft"))
+            .filter_map(|e| Some((e, at(e, largest)?.0)))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let (Some((weft, weft_ms)), Some((peer, peer_ms))) = (best_weft, fastest) else { continue };
+        if weft_ms <= peer_ms {
+            let _ = writeln!(
+                out,
+                "- **{}** at {}: Weft ({}) is the fastest, {:.2}× ahead of {}.",
+                w.name,
+                thousands(largest),
+                weft.peer,
+                peer_ms / weft_ms,
+                peer.peer
+            );
+            continue;
+        }
+        let mut why = Vec::new();
+        let gpu = w.entries.iter().find(|e| e.peer == "weft gpu");
+        if let Some((size, _, Some(c))) = gpu.and_then(|g| g.times.iter().rev().find(|t| t.2.is_some())) {
+            why.push(format!(
+                "the GPU executor makes {} launches and {} read-backs per run at {}",
+                c.launches,
+                c.read_backs,
+                thousands(*size)
+            ));
+        }
+        if let Some(hand) = w.entries.iter().find(|e| e.peer == HAND_WGSL) {
+            let gpu_at = gpu.and_then(|g| g.times.last()).and_then(|(s, t, _)| Some((*s, summary(t)?.0)));
+            if let Some((size, gpu_ms)) = gpu_at
+                && let Some((hand_ms, ..)) = at(hand, size)
+            {
+                why.push(format!(
+                    "the hand-written WGSL takes {:.2}× the GPU executor's time there",
+                    hand_ms / gpu_ms
+                ));
+            }
+        }
+        let _ = writeln!(
+            out,
+            "- **{}** at {}: the fastest Weft executor ({}, {} ms) takes {:.2}× the time of {} ({} ms){}.",
+            w.name,
+            thousands(largest),
+            weft.peer,
+            ms(weft_ms),
+            weft_ms / peer_ms,
+            peer.peer,
+            ms(peer_ms),
+            if why.is_empty() { String::new() } else { format!("; {}", why.join("; ")) }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nCopy bandwidth, the limit of a flat kernel that reads and writes each element once: one core's \
+         `copy_from_slice` {:.1} GB/s; the GPU adapter's copy kernel {}.",
+        results.cpu_copy_gbs,
+        results.gpu_copy_gbs.map_or("not measured".into(), |g| format!("{g:.1} GB/s"))
+    );
+    out
+}
+
 /// The whole Markdown report; each workload's plot is written beside it as
 /// `benchmarks/{workload}.svg`.
 pub fn markdown(results: &Results, docs: &Path) -> Result<String, String> {
@@ -90,6 +201,7 @@ pub fn markdown(results: &Results, docs: &Path) -> Result<String, String> {
     let _ = writeln!(out, "- Weft's options: {}", results.options);
     let _ = writeln!(out, "- Whole run: {:.0} s\n", results.seconds);
     let _ = writeln!(out, "## Summary\n\n{}", summary_table(results));
+    let _ = writeln!(out, "## Where Weft is behind, and why\n\n{}", behind(results));
     for w in &results.workloads {
         let _ = writeln!(out, "## {}\n\n{}; sizes in {}.\n", w.name, w.origin, w.unit);
         if let Some(why) = &w.scaled {
@@ -99,6 +211,17 @@ pub fn markdown(results: &Results, docs: &Path) -> Result<String, String> {
         let svg = plots.join(format!("{}.svg", w.name));
         plot(w, &svg)?;
         let _ = writeln!(out, "![{} time against size](benchmarks/{}.svg)\n", w.name, w.name);
+    }
+    if !results.ablation.is_empty() {
+        let _ = writeln!(
+            out,
+            "## Ablation\n\nAfter NESL on the GPU's Table 2: each workload on Weft's GPU and CPU executors, \
+             from the base (one kernel per op, every inner computation flat) with each optimisation added, \
+             at the largest size the adapter runs.\n"
+        );
+        for a in &results.ablation {
+            let _ = writeln!(out, "### {} at {}\n\n{}", a.workload, thousands(a.size), ablation_table(a));
+        }
     }
     Ok(out)
 }

@@ -23,6 +23,9 @@ pub struct Counts {
     pub launches: u64,
     pub read_backs: u64,
     pub bytes_read_back: u64,
+    /// Bytes bound to the launches: what the kernels may read and write, the traffic a fusion
+    /// saves.
+    pub bytes_bound: u64,
 }
 
 impl WeftRunner {
@@ -49,12 +52,14 @@ impl WeftRunner {
     /// Runs the workload's call once, binding `result`: the run time in milliseconds, and the
     /// device's counts for a GPU run.
     pub fn time_once(&mut self, workload: &Workload) -> Result<(f64, Counts), String> {
-        let before = self.read_backs();
+        let before = self.device_counts();
         let timing = self.cell(&format!("result = {}\n", workload.call))?;
+        let after = self.device_counts();
         let counts = Counts {
             launches: timing.launches,
-            read_backs: self.read_backs().saturating_sub(before),
+            read_backs: after.0.saturating_sub(before.0),
             bytes_read_back: timing.bytes_read_back,
+            bytes_bound: after.1.saturating_sub(before.1),
         };
         Ok((timing.run.as_secs_f64() * 1000.0, counts))
     }
@@ -68,13 +73,16 @@ impl WeftRunner {
         Ok(leaves)
     }
 
-    fn read_backs(&mut self) -> u64 {
-        match self.backend {
-            Backend::Gpu => {
-                self.engine.session().device().current().map_or(0, |gpu| gpu.launches_and_read_backs().1)
-            }
-            _ => 0,
-        }
+    /// The device's read-backs and bytes bound so far (zero off the GPU).
+    fn device_counts(&mut self) -> (u64, u64) {
+        let gpu = match self.backend {
+            Backend::Gpu => self.engine.session().device().current().cloned(),
+            _ => None,
+        };
+        gpu.map_or((0, 0), |gpu| {
+            let stats = gpu.stats();
+            (stats.read_backs, stats.bytes_bound)
+        })
     }
 
     fn cell(&mut self, text: &str) -> Result<weft_session::engine::Timing, String> {
