@@ -114,6 +114,9 @@ pub struct Variant {
     pub cpu_ms: f64,
 }
 
+/// The largest size the ablation runs a workload at.
+pub const ABLATION_LIMIT: usize = 100_000;
+
 /// The ablation's variants, after NESL on the GPU's Table 2: the base (one kernel per op, every
 /// inner computation flat), then each optimisation added.
 pub const VARIANTS: &[(&str, Strategy, InnerSchedule)] = &[
@@ -153,18 +156,26 @@ pub fn run(config: &Config, progress: &mut dyn Progress) -> Result<Results, Stri
         }
     };
     let python_peers = if config.no_python { 0 } else { python::PEERS.len() };
-    let steps: usize =
-        selected.iter().map(|w| (sizes_of(w).len() + 1) * (WEFT_PEERS.len() + 1)).sum::<usize>()
-            + python_peers
-            + if config.ablation { selected.len() * VARIANTS.len() } else { 0 };
+    let steps: usize = selected
+        .iter()
+        .map(|w| {
+            let hand = usize::from(wgsl::WRITTEN.contains(&w.name));
+            (sizes_of(w).len() + 1) * WEFT_PEERS.len() + 1 + hand
+        })
+        .sum::<usize>()
+        + python_peers
+        + if config.ablation { selected.len() * VARIANTS.len() } else { 0 };
     progress.start(steps as u64);
 
     // Inputs, one directory per workload and size, the check size first.
     let mut dirs = Vec::new();
     for w in &selected {
         let mut per_size = Vec::new();
-        for size in std::iter::once(w.check).chain(sizes_of(w)) {
-            let dir = config.work_dir.join(w.name).join(size.to_string());
+        let sizes = std::iter::once((w.check, "check")).chain(sizes_of(w).into_iter().map(|s| (s, "timed")));
+        for (size, purpose) in sizes {
+            // The check's inputs have a directory of their own even when a timed size is the
+            // same: a peer's results are told apart by directory.
+            let dir = config.work_dir.join(w.name).join(format!("{purpose}-{size}"));
             let mut rng = fastrand::Rng::with_seed(seed(w.name, size));
             let inputs = (w.inputs)(size, &mut rng);
             inputs::write_all(&inputs, &dir)
@@ -174,107 +185,31 @@ pub fn run(config: &Config, progress: &mut dyn Progress) -> Result<Results, Stri
         dirs.push(per_size);
     }
 
-    // The Python peers first, one process each, over every workload and size.
-    let mut peer_results = Vec::new();
-    if !config.no_python {
-        let python = python::ensure_venv(&python::venv_dir(), &mut |line| progress.say(line));
-        for peer in python::PEERS {
-            let runs: Vec<python::PeerRun> = (selected.iter().zip(&dirs))
-                .flat_map(|(w, per_size)| {
-                    per_size.iter().enumerate().map(|(i, (_, dir, _))| python::PeerRun {
-                        workload: w.name.to_string(),
-                        dir: dir.display().to_string(),
-                        repeat: if i == 0 { 1 } else { config.repeat },
-                        check: i == 0,
-                    })
-                })
-                .collect();
-            let results = match &python {
-                Ok(python) => python::run_peer(python, &config.work_dir, peer, &runs),
-                Err(why) => python::run_peer(Path::new("/nonexistent/python"), &config.work_dir, peer, &runs)
-                    .into_iter()
-                    .map(|r| python::PeerResult { error: Some(why.clone()), ..r })
-                    .collect(),
-            };
-            progress.step(&format!("{peer}: {} runs", results.len()));
-            peer_results.push((peer.to_string(), results));
-        }
+    // The oracle: the interpreter's output at each workload's check size.
+    let mut oracles = Vec::new();
+    for (w, per_size) in selected.iter().zip(&dirs) {
+        oracles.push(oracle(w, &per_size[0].1, config.options)?);
     }
+
+    // The Python peers, one process each over every workload: all checked first, then timed
+    // where they agreed.
+    let peer_results = if config.no_python {
+        Vec::new()
+    } else {
+        run_python_peers(config, &selected, &dirs, &oracles, progress)
+    };
 
     let mut adapter = None;
     let hand = wgsl::HandGpu::new();
     let mut out = Vec::new();
-    for (w, per_size) in selected.iter().zip(&dirs) {
-        let (_, check_dir, check_inputs) = &per_size[0];
-        let mut entries = Vec::new();
-        // The oracle: the interpreter at the check size.
-        let mut oracle: Option<Vec<f64>> = None;
-        for &(peer, backend) in WEFT_PEERS {
-            let mut entry = Entry::new(peer, env!("CARGO_PKG_VERSION"));
-            entry.loc = Some(weft_lines(w.weft));
-            let runner = WeftRunner::new(w, backend, config.options);
-            let mut runner = match runner {
-                Ok(runner) => runner,
-                Err(why) => {
-                    entry.excluded = Some(why);
-                    entries.push(entry);
-                    continue;
-                }
-            };
-            let checked =
-                runner.load(w, check_dir).and_then(|()| runner.time_once(w)).and_then(|_| runner.result());
-            progress.step(&format!("{}: {peer}, checked at {}", w.name, w.check));
-            match (checked, &oracle) {
-                (Err(why), _) => entry.excluded = Some(why),
-                (Ok(output), None) => oracle = Some(output),
-                (Ok(output), Some(expected)) => entry.excluded = disagreement(w, expected, &output),
-            }
-            if backend == Backend::Gpu {
-                let found = runner.adapter();
-                if let Some((name, is_cpu)) = &found {
-                    adapter.get_or_insert_with(|| name.clone());
-                    if *is_cpu {
-                        entry.note = Some(format!("on a CPU adapter ({name})"));
-                    }
-                }
-            }
-            let is_cpu_adapter = backend == Backend::Gpu && runner.adapter().is_some_and(|(_, cpu)| cpu);
-            for (size, dir, _) in &per_size[1..] {
-                progress.step(&format!("{}: {peer} at {size}", w.name));
-                if entry.excluded.is_some() {
-                    continue;
-                }
-                let limit = match backend {
-                    Backend::Interp => {
-                        Some((w.interpreter_limit, "the interpreter is the oracle, timed up to"))
-                    }
-                    Backend::Gpu if is_cpu_adapter => {
-                        Some((w.cpu_adapter_limit, "on a CPU adapter, timed up to"))
-                    }
-                    _ => None,
-                };
-                if let Some((limit, why)) = limit.filter(|(limit, _)| size > limit) {
-                    entry.skipped.push((*size, format!("{why} {limit}")));
-                    continue;
-                }
-                match time_weft(&mut runner, w, dir, config.repeat) {
-                    Ok((times, counts)) => entry.times.push((*size, times, counts)),
-                    Err(why) => entry.skipped.push((*size, why)),
-                }
-            }
-            entries.push(entry);
-        }
-        let Some(expected) = oracle else {
-            return Err(format!(
-                "{}: the interpreter could not run the check: {:?}",
-                w.name, entries[0].excluded
-            ));
-        };
+    for ((w, per_size), expected) in selected.iter().zip(&dirs).zip(&oracles) {
+        let check_inputs = &per_size[0].2;
+        let mut entries = weft_entries(config, w, per_size, expected, &mut adapter, progress);
 
         // Sequential Rust.
         let mut entry = Entry::new(SEQUENTIAL, &rustc_version());
         entry.loc = Some(sequential::lines_of_code(w.name));
-        entry.excluded = disagreement(w, &expected, &(w.sequential)(check_inputs).to_f64());
+        entry.excluded = disagreement(w, expected, &(w.sequential)(check_inputs).to_f64());
         progress.step(&format!("{}: {SEQUENTIAL}", w.name));
         for (size, _, inputs) in &per_size[1..] {
             if entry.excluded.is_none() {
@@ -284,38 +219,13 @@ pub fn run(config: &Config, progress: &mut dyn Progress) -> Result<Results, Stri
         entries.push(entry);
 
         if wgsl::WRITTEN.contains(&w.name) {
-            entries.push(hand_written(w, &hand, per_size, &expected, config.repeat));
+            entries.push(hand_written(w, &hand, per_size, expected, config.repeat));
             progress.step(&format!("{}: {HAND_WGSL}", w.name));
         }
 
         // The Python peers' answers for this workload.
         for (peer, results) in &peer_results {
-            let mine: Vec<&python::PeerResult> = results.iter().filter(|r| r.workload == w.name).collect();
-            let version =
-                mine.iter().find_map(|r| r.version.clone()).unwrap_or_else(|| "not installed".into());
-            let mut entry = Entry::new(peer, &version);
-            entry.loc = mine.iter().find_map(|r| r.loc);
-            entry.note = mine.iter().find_map(|r| r.note.clone());
-            entry.missing = mine.iter().find_map(|r| r.missing.clone());
-            for (i, (size, dir, _)) in per_size.iter().enumerate() {
-                let Some(result) = mine.iter().find(|r| r.dir == dir.display().to_string()) else { continue };
-                if result.missing.is_some() {
-                    continue;
-                }
-                if let Some(why) = &result.error {
-                    if i == 0 {
-                        entry.excluded = Some(why.clone());
-                    } else {
-                        entry.skipped.push((*size, why.clone()));
-                    }
-                } else if i == 0 {
-                    let output = result.output.clone().unwrap_or_default();
-                    entry.excluded = disagreement(w, &expected, &output);
-                } else if entry.excluded.is_none() {
-                    entry.times.push((*size, result.times_ms.clone(), None));
-                }
-            }
-            entries.push(entry);
+            entries.push(python_entry(w, peer, results, per_size, expected));
         }
         out.push(WorkloadResults {
             name: w.name.into(),
@@ -329,8 +239,10 @@ pub fn run(config: &Config, progress: &mut dyn Progress) -> Result<Results, Stri
     let mut ablation = Vec::new();
     if config.ablation {
         for (w, per_size) in selected.iter().zip(&dirs) {
-            // The largest size every variant can run at on this adapter.
-            let fits = |size: &&(usize, PathBuf, inputs::Inputs)| size.0 <= w.cpu_adapter_limit;
+            // The largest size up to `ABLATION_LIMIT` that the adapter runs: the base launches
+            // every op apart, many times the default's work.
+            let fits =
+                |size: &&(usize, PathBuf, inputs::Inputs)| size.0 <= w.cpu_adapter_limit.min(ABLATION_LIMIT);
             let Some((size, dir, _)) = per_size[1..].iter().rev().find(fits) else { continue };
             let rows = VARIANTS
                 .iter()
@@ -364,6 +276,165 @@ pub fn run(config: &Config, progress: &mut dyn Progress) -> Result<Results, Stri
     })
 }
 
+/// The inputs of one workload: per size (the check size first), its directory of `.npy` files
+/// and the arrays themselves.
+type Sizes = Vec<(usize, PathBuf, inputs::Inputs)>;
+
+/// Every Python peer's results over every workload: a process per peer checks its output of
+/// each workload at the check size against the interpreter's (`oracles`), and a second times
+/// only the workloads it agreed on.
+fn run_python_peers(
+    config: &Config,
+    selected: &[&Workload],
+    dirs: &[Sizes],
+    oracles: &[Vec<f64>],
+    progress: &mut dyn Progress,
+) -> Vec<(String, Vec<python::PeerResult>)> {
+    let python = python::ensure_venv(&python::venv_dir(), &mut |line| progress.say(line));
+    let run = |peer: &str, runs: &[python::PeerRun]| match &python {
+        Ok(python) => python::run_peer(python, &config.work_dir, peer, runs),
+        Err(why) => python::unavailable(runs, why),
+    };
+    let peer_run = |w: &Workload, dir: &Path, check: bool| python::PeerRun {
+        workload: w.name.to_string(),
+        dir: dir.display().to_string(),
+        repeat: if check { 1 } else { config.repeat },
+        check,
+    };
+    let mut all = Vec::new();
+    for peer in python::PEERS {
+        let checks: Vec<python::PeerRun> =
+            selected.iter().zip(dirs).map(|(w, per_size)| peer_run(w, &per_size[0].1, true)).collect();
+        let mut results = run(peer, &checks);
+        let agreed = |w: &Workload, expected: &[f64]| {
+            let result = results.iter().find(|r| r.workload == w.name);
+            result.is_some_and(|r| {
+                r.error.is_none()
+                    && r.missing.is_none()
+                    && disagreement(w, expected, r.output.as_deref().unwrap_or_default()).is_none()
+            })
+        };
+        let timed: Vec<python::PeerRun> = (selected.iter().zip(dirs).zip(oracles))
+            .filter(|((w, _), expected)| agreed(w, expected))
+            .flat_map(|((w, per_size), _)| per_size[1..].iter().map(|(_, dir, _)| peer_run(w, dir, false)))
+            .collect();
+        if !timed.is_empty() {
+            results.extend(run(peer, &timed));
+        }
+        progress.step(&format!("{peer}: {} checks, {} timed runs", checks.len(), timed.len()));
+        all.push((peer.to_string(), results));
+    }
+    all
+}
+
+/// The interpreter's output of `w` on the inputs in `dir`: what every other implementation
+/// must give.
+fn oracle(w: &Workload, dir: &Path, options: Options) -> Result<Vec<f64>, String> {
+    let mut interpreter = WeftRunner::new(w, Backend::Interp, options)?;
+    let output =
+        interpreter.load(w, dir).and_then(|()| interpreter.time_once(w)).and_then(|_| interpreter.result());
+    output.map_err(|why| format!("{}: the interpreter could not run the check: {why}", w.name))
+}
+
+/// Weft's three executors on `w`: each checked against `expected` at the check size, then
+/// timed at each size it runs at here.
+fn weft_entries(
+    config: &Config,
+    w: &Workload,
+    per_size: &Sizes,
+    expected: &[f64],
+    adapter: &mut Option<String>,
+    progress: &mut dyn Progress,
+) -> Vec<Entry> {
+    let check_dir = &per_size[0].1;
+    let mut entries = Vec::new();
+    for &(peer, backend) in WEFT_PEERS {
+        let mut entry = Entry::new(peer, env!("CARGO_PKG_VERSION"));
+        entry.loc = Some(weft_lines(w.weft));
+        let mut runner = match WeftRunner::new(w, backend, config.options) {
+            Ok(runner) => runner,
+            Err(why) => {
+                entry.excluded = Some(why);
+                entries.push(entry);
+                continue;
+            }
+        };
+        let checked =
+            runner.load(w, check_dir).and_then(|()| runner.time_once(w)).and_then(|_| runner.result());
+        progress.step(&format!("{}: {peer}, checked at {}", w.name, w.check));
+        entry.excluded = match checked {
+            Ok(output) => disagreement(w, expected, &output),
+            Err(why) => Some(why),
+        };
+        let found = if backend == Backend::Gpu { runner.adapter() } else { None };
+        if let Some((name, is_cpu)) = &found {
+            adapter.get_or_insert_with(|| name.clone());
+            if *is_cpu {
+                entry.note = Some(format!("on a CPU adapter ({name})"));
+            }
+        }
+        let on_cpu_adapter = found.is_some_and(|(_, cpu)| cpu);
+        for (size, dir, _) in &per_size[1..] {
+            progress.step(&format!("{}: {peer} at {size}", w.name));
+            if entry.excluded.is_some() {
+                continue;
+            }
+            let limit = match backend {
+                Backend::Interp => Some((w.interpreter_limit, "the interpreter is the oracle, timed up to")),
+                Backend::Gpu if on_cpu_adapter => {
+                    Some((w.cpu_adapter_limit, "on a CPU adapter, timed up to"))
+                }
+                _ => None,
+            };
+            if let Some((limit, why)) = limit.filter(|(limit, _)| size > limit) {
+                entry.skipped.push((*size, format!("{why} {limit}")));
+                continue;
+            }
+            match time_weft(&mut runner, w, dir, config.repeat) {
+                Ok((times, counts)) => entry.times.push((*size, times, counts)),
+                Err(why) => entry.skipped.push((*size, why)),
+            }
+        }
+        entries.push(entry);
+    }
+    entries
+}
+
+/// A Python peer's entry for `w`, from what it reported: its check against `expected`, then
+/// its times.
+fn python_entry(
+    w: &Workload,
+    peer: &str,
+    results: &[python::PeerResult],
+    per_size: &Sizes,
+    expected: &[f64],
+) -> Entry {
+    let mine: Vec<&python::PeerResult> = results.iter().filter(|r| r.workload == w.name).collect();
+    let version = mine.iter().find_map(|r| r.version.clone()).unwrap_or_else(|| "not installed".into());
+    let mut entry = Entry::new(peer, &version);
+    entry.loc = mine.iter().find_map(|r| r.loc);
+    entry.note = mine.iter().find_map(|r| r.note.clone());
+    entry.missing = mine.iter().find_map(|r| r.missing.clone());
+    for (i, (size, dir, _)) in per_size.iter().enumerate() {
+        let Some(result) = mine.iter().find(|r| r.dir == dir.display().to_string()) else { continue };
+        if result.missing.is_some() {
+            continue;
+        }
+        if let Some(why) = &result.error {
+            if i == 0 {
+                entry.excluded = Some(why.clone());
+            } else {
+                entry.skipped.push((*size, why.clone()));
+            }
+        } else if i == 0 {
+            entry.excluded = disagreement(w, expected, result.output.as_deref().unwrap_or_default());
+        } else if entry.excluded.is_none() {
+            entry.times.push((*size, result.times_ms.clone(), None));
+        }
+    }
+    entry
+}
+
 impl Entry {
     fn new(peer: &str, version: &str) -> Entry {
         Entry {
@@ -388,11 +459,26 @@ fn time_weft(
     runner.load(w, dir)?;
     // A first run compiles the call's cell and warms the caches, as the peers' warm-up does.
     let (_, counts) = runner.time_once(w)?;
-    let mut times = Vec::with_capacity(repeat);
-    for _ in 0..repeat {
-        times.push(runner.time_once(w)?.0);
-    }
+    let times = repeats(repeat, || runner.time_once(w).map(|(ms, _)| ms))?;
     Ok((times, (counts.launches > 0).then_some(counts)))
+}
+
+/// A measurement of one size stops repeating after `MIN_REPEATS` once it has taken this long:
+/// the slowest contenders (the interpreter, irregular programs on a CPU adapter) would
+/// otherwise spend most of the suite's time on repeats that tell little more.
+pub const REPEAT_BUDGET_MS: f64 = 3_000.0;
+pub const MIN_REPEATS: usize = 3;
+
+/// Up to `repeat` times from `once` (milliseconds each), fewer past `REPEAT_BUDGET_MS`.
+fn repeats(repeat: usize, mut once: impl FnMut() -> Result<f64, String>) -> Result<Vec<f64>, String> {
+    let mut times = Vec::with_capacity(repeat);
+    while times.len() < repeat {
+        times.push(once()?);
+        if times.len() >= MIN_REPEATS && times.iter().sum::<f64>() > REPEAT_BUDGET_MS {
+            break;
+        }
+    }
+    Ok(times)
 }
 
 /// One variant of the ablation, measured.
@@ -409,7 +495,7 @@ fn ablate(w: &Workload, dir: &Path, options: Options, repeat: usize) -> Result<V
 fn hand_written(
     w: &Workload,
     hand: &Result<wgsl::HandGpu, String>,
-    per_size: &[(usize, PathBuf, inputs::Inputs)],
+    per_size: &Sizes,
     expected: &[f64],
     repeat: usize,
 ) -> Entry {
@@ -442,7 +528,7 @@ fn hand_written(
         }
         let timed = hand.prepare(w.name, inputs).and_then(|p| {
             hand.time_once(&p)?;
-            (0..repeat).map(|_| hand.time_once(&p)).collect::<Result<Vec<f64>, String>>()
+            repeats(repeat, || hand.time_once(&p))
         });
         match timed {
             Ok(times) => entry.times.push((*size, times, None)),
@@ -470,13 +556,12 @@ fn cpu_copy_bandwidth(n: usize, repeat: usize) -> f64 {
 
 fn time_sequential(w: &Workload, inputs: &inputs::Inputs, repeat: usize) -> Vec<f64> {
     std::hint::black_box((w.sequential)(inputs));
-    (0..repeat)
-        .map(|_| {
-            let start = Instant::now();
-            std::hint::black_box((w.sequential)(std::hint::black_box(inputs)));
-            start.elapsed().as_secs_f64() * 1000.0
-        })
-        .collect()
+    let once = || {
+        let start = Instant::now();
+        std::hint::black_box((w.sequential)(std::hint::black_box(inputs)));
+        Ok(start.elapsed().as_secs_f64() * 1000.0)
+    };
+    repeats(repeat, once).unwrap_or_default()
 }
 
 /// Why `output` is not the interpreter's `expected`, if it is not.

@@ -82,18 +82,21 @@ pub fn ensure_venv(dir: &Path, say: &mut dyn FnMut(&str)) -> Result<PathBuf, Str
     Ok(python)
 }
 
+/// An error for each of `runs`: the peer could not run them.
+pub fn unavailable(runs: &[PeerRun], why: &str) -> Vec<PeerResult> {
+    let result = |r: &PeerRun| PeerResult {
+        workload: r.workload.clone(),
+        dir: r.dir.clone(),
+        error: Some(why.to_string()),
+        ..PeerResult::default()
+    };
+    runs.iter().map(result).collect()
+}
+
 /// Runs `runs` on `peer`, in `work` (where the script and the plan are written). A peer that
 /// cannot start gives an error for each run.
 pub fn run_peer(python: &Path, work: &Path, peer: &str, runs: &[PeerRun]) -> Vec<PeerResult> {
-    let failed = |why: String| {
-        let results = runs.iter().map(|r| PeerResult {
-            workload: r.workload.clone(),
-            dir: r.dir.clone(),
-            error: Some(why.clone()),
-            ..PeerResult::default()
-        });
-        results.collect()
-    };
+    let failed = |why: String| unavailable(runs, &why);
     let script = work.join("peers.py");
     let plan = work.join(format!("plan-{peer}.json"));
     let written = std::fs::write(&script, SCRIPT)

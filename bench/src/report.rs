@@ -140,9 +140,9 @@ pub fn behind(results: &Results) -> String {
         let gpu = w.entries.iter().find(|e| e.peer == "weft gpu");
         if let Some((size, _, Some(c))) = gpu.and_then(|g| g.times.iter().rev().find(|t| t.2.is_some())) {
             why.push(format!(
-                "the GPU executor makes {} launches and {} read-backs per run at {}",
-                c.launches,
-                c.read_backs,
+                "the GPU executor makes {} and {} per run at {}",
+                counted(c.launches, "launch", "launches"),
+                counted(c.read_backs, "read-back", "read-backs"),
                 thousands(*size)
             ));
         }
@@ -192,7 +192,8 @@ pub fn markdown(results: &Results, docs: &Path) -> Result<String, String> {
         "Written by `weft bench --report`{}. Every implementation's output was checked against Weft's \
          interpreter on a small input before it was timed. Times are milliseconds of running only: \
          inputs are loaded (and uploaded to the device) before the clock starts, and a warm-up run \
-         compiles first. Each cell is the median of {} repeats, with the minimum and maximum.\n",
+         compiles first. Each cell is the median of {} repeats (at least 3, fewer once a \
+         measurement has taken 3 s), with the minimum and maximum.\n",
         if results.quick { " --quick" } else { "" },
         results.repeat,
     );
@@ -267,6 +268,10 @@ fn at(e: &Entry, size: usize) -> Option<(f64, f64, f64)> {
 
 fn fastest_at(w: &WorkloadResults, size: usize) -> Option<f64> {
     w.entries.iter().filter_map(|e| at(e, size)).map(|(median, ..)| median).min_by(f64::total_cmp)
+}
+
+fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn ms(x: f64) -> String {
