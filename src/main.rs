@@ -112,7 +112,7 @@ enum Command {
     /// (`WEFT_BENCH_VENV`, or the user's cache).
     Bench {
         /// The workloads to run (all when none): dot, black_scholes, sort, spmv_csr,
-        /// segmented_sums.
+        /// segmented_sums, quickhull, barnes_hut, kmeans, spmv_ell, cg, bfs.
         workloads: Vec<String>,
         /// Sizes for every workload, in place of each one's own (`--sizes 1000,100000`).
         #[arg(long, value_delimiter = ',')]
@@ -544,7 +544,6 @@ fn run(
     code
 }
 
-/// `weft devices`: every adapter, the one `weft run` would choose marked.
 /// `weft bench`: progress on stderr (a bar on a terminal), the tables on stdout.
 fn bench(config: &weft_bench::Config, report: Option<&Path>) -> ExitCode {
     struct Bar(indicatif::ProgressBar);
@@ -613,6 +612,7 @@ fn bench(config: &weft_bench::Config, report: Option<&Path>) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// `weft devices`: every adapter, the one `weft run` would choose marked.
 fn devices() -> ExitCode {
     let adapters = weft_session::adapter_summaries();
     if adapters.is_empty() {

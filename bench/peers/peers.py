@@ -44,6 +44,7 @@ NOTES = {
     ("numpy", "bfs"): "one pass over all edges per level (np.unique of the reached vertices)",
     ("jax", "bfs"): "one pass over all edges per level (segment_max), in a while_loop",
     ("numba", "bfs"): "a sequential queue",
+    ("numba", "barnes_hut"): "the same tree, built sequentially; the walks in parallel, each with an explicit stack",
     ("taichi-cpu", "bfs"): "one parallel pass over the vertices per level; a vertex reached twice in a level is written twice with the same level",
     ("taichi-vulkan", "bfs"): "one parallel pass over the vertices per level; a vertex reached twice in a level is written twice with the same level",
 }
@@ -55,9 +56,8 @@ MISSING = {
     ("taichi-vulkan", "quickhull"): "Taichi kernels have no recursion and no dynamic lists; Taichi has no convex hull",
     ("numpy", "barnes_hut"): "a tree walk per body does not vectorise",
     ("jax", "barnes_hut"): "a tree walk per body does not vectorise, and the tree's size depends on the data",
-    ("numba", "barnes_hut"): "not written yet",
-    ("taichi-cpu", "barnes_hut"): "not written yet",
-    ("taichi-vulkan", "barnes_hut"): "not written yet",
+    ("taichi-cpu", "barnes_hut"): "Taichi kernels cannot recurse or grow a tree; not written with an explicit stack yet",
+    ("taichi-vulkan", "barnes_hut"): "Taichi kernels cannot recurse or grow a tree; not written with an explicit stack yet",
 }
 
 
@@ -398,6 +398,81 @@ def numba_peer():
             k -= 1
         return hull[:k]
 
+    @njit
+    def _build_tree(xs, ys, ms):
+        # Weft's quadtree, level by level: cells are (x0, y0, side, bodies), bodies kept as
+        # index ranges of a permutation that each level regroups by quadrant.
+        n = len(xs)
+        cap = 8 * n + 16
+        m, cx, cy, side = np.empty(cap, np.float32), np.empty(cap, np.float32), np.empty(cap, np.float32), np.empty(cap, np.float32)
+        first, nchild = np.empty(cap, np.int64), np.empty(cap, np.int64)
+        order = np.arange(n)
+        cells = np.zeros((1, 5))  # x0, y0, side, start, end
+        cells[0, 2], cells[0, 4] = 1.0, n
+        nodes, depth = 0, 0
+        while len(cells) > 0:
+            children = np.zeros((4 * len(cells), 5))
+            counts = np.zeros(len(cells), np.int64)
+            k = 0
+            for c in range(len(cells)):
+                x0, y0, sd, a, b = cells[c]
+                a, b = int(a), int(b)
+                if b - a > 1 and depth < 16:
+                    half = np.float32(0.5) * np.float32(sd)
+                    ids = order[a:b].copy()
+                    at = a
+                    for q in range(4):
+                        start = at
+                        for i in ids:
+                            if (xs[i] >= np.float32(x0) + half) == (q % 2 == 1) and (ys[i] >= np.float32(y0) + half) == (q // 2 == 1):
+                                order[at] = i
+                                at += 1
+                        if at > start:
+                            children[k, 0] = np.float32(x0) + half * (q % 2)
+                            children[k, 1] = np.float32(y0) + half * (q // 2)
+                            children[k, 2], children[k, 3], children[k, 4] = half, start, at
+                            k += 1
+                            counts[c] += 1
+            next_start = nodes + len(cells)
+            for c in range(len(cells)):
+                a, b = int(cells[c, 3]), int(cells[c, 4])
+                mass, mx, my = np.float32(0.0), np.float32(0.0), np.float32(0.0)
+                for i in order[a:b]:
+                    mass += ms[i]
+                    mx += ms[i] * xs[i]
+                    my += ms[i] * ys[i]
+                m[nodes], cx[nodes], cy[nodes], side[nodes] = mass, mx / mass, my / mass, cells[c, 2]
+                first[nodes], nchild[nodes] = next_start, counts[c]
+                next_start += counts[c]
+                nodes += 1
+            cells = children[:k]
+            depth += 1
+        return m[:nodes], cx[:nodes], cy[:nodes], side[:nodes], first[:nodes], nchild[:nodes]
+
+    @njit(parallel=True)
+    def barnes_hut(xs, ys, ms):
+        m, cx, cy, side, first, nchild = _build_tree(xs, ys, ms)
+        out = np.empty((len(xs), 2), np.float32)
+        for b in prange(len(xs)):
+            stack = np.empty(64 * 4, np.int64)
+            stack[0], top = 0, 1
+            ax, ay = np.float32(0.0), np.float32(0.0)
+            while top > 0:
+                top -= 1
+                i = stack[top]
+                dx, dy = cx[i] - xs[b], cy[i] - ys[b]
+                if nchild[i] == 0 or side[i] * side[i] < np.float32(0.25) * (dx * dx + dy * dy):
+                    r2 = dx * dx + dy * dy + np.float32(0.0001)
+                    k = m[i] / (r2 * np.sqrt(r2))
+                    ax += k * dx
+                    ay += k * dy
+                else:
+                    for c in range(first[i] + nchild[i] - 1, first[i] - 1, -1):
+                        stack[top] = c
+                        top += 1
+            out[b, 0], out[b, 1] = ax, ay
+        return out
+
     impls = {k: v for k, v in locals().items() if k in WORKLOADS or k.startswith("_")}
     return "numba " + numba.__version__, impls, lambda r: r
 
@@ -566,21 +641,6 @@ def taichi_peer(arch_name):
         return run
 
     @ti.kernel
-    def _csr(vals: ti.template(), cols: ti.template(), row_ptr: ti.template(), v: ti.template(), out: ti.template(), n: ti.i32):
-        for r in range(n):
-            total = 0.0
-            for k in range(row_ptr[r], row_ptr[r + 1]):
-                total += vals[k] * v[cols[k]]
-            out[r] = total
-
-    @ti.kernel
-    def _dot_fields(a: ti.template(), b: ti.template(), n: ti.i32) -> ti.f32:
-        total = 0.0
-        for i in range(n):
-            total += a[i] * b[i]
-        return total
-
-    @ti.kernel
     def _cg_update(x: ti.template(), r: ti.template(), p: ti.template(), q: ti.template(), alpha: ti.f32, n: ti.i32):
         for i in range(n):
             x[i] += alpha * p[i]
@@ -599,12 +659,12 @@ def taichi_peer(arch_name):
             x.fill(0.0)
             r.from_numpy(b)
             p.from_numpy(b)
-            rr = _dot_fields(r, r, n)
+            rr = _dot(r, r, n)
             for _ in range(10):
-                _csr(fv, fc, fr, p, q, n)
-                alpha = rr / _dot_fields(p, q, n)
+                _spmv(fv, fc, fr, p, q, n)
+                alpha = rr / _dot(p, q, n)
                 _cg_update(x, r, p, q, alpha, n)
-                rr_next = _dot_fields(r, r, n)
+                rr_next = _dot(r, r, n)
                 _cg_direction(p, r, rr_next / rr, n)
                 rr = rr_next
             return x
@@ -664,10 +724,10 @@ WORKLOADS = {
 HELPERS = {
     "jax": {"spmv_csr": ["_spmv"], "segmented_sums": ["_segsum"], "kmeans": ["_kmeans"],
             "spmv_ell": ["_spmv_ell"], "cg": ["_cg"], "bfs": ["_bfs"]},
-    "numba": {"cg": ["_spmv"]},
+    "numba": {"cg": ["_spmv"], "barnes_hut": ["_build_tree"]},
     "taichi": {"dot": ["_dot"], "black_scholes": ["_black_scholes", "cnd"], "spmv_csr": ["_rows", "_spmv"],
                "segmented_sums": ["_rows", "_segsum"], "kmeans": ["_assign", "_accumulate", "_centres"],
-               "spmv_ell": ["_spmv_ell"], "cg": ["_csr", "_dot_fields", "_cg_update", "_cg_direction"],
+               "spmv_ell": ["_spmv_ell"], "cg": ["_spmv", "_dot", "_cg_update", "_cg_direction"],
                "bfs": ["_bfs_level"]},
 }
 

@@ -78,6 +78,8 @@ pub struct WorkloadResults {
     pub sizes: Vec<usize>,
     pub scaled: Option<String>,
     pub entries: Vec<Entry>,
+    /// Per size, the bytes of the inputs: what a flat kernel must read at least once.
+    pub input_bytes: Vec<(usize, u64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -234,6 +236,10 @@ pub fn run(config: &Config, progress: &mut dyn Progress) -> Result<Results, Stri
             sizes: sizes_of(w),
             scaled: w.scaled.map(String::from),
             entries,
+            input_bytes: per_size[1..]
+                .iter()
+                .map(|(size, _, inputs)| (*size, inputs.iter().map(|(_, a)| a.bytes() as u64).sum()))
+                .collect(),
         });
     }
     let mut ablation = Vec::new();

@@ -146,6 +146,10 @@ pub fn behind(results: &Results) -> String {
                 thousands(*size)
             ));
         }
+        if crate::wgsl::WRITTEN.contains(&w.name.as_str()) {
+            why.extend(bandwidth_share(w, "weft gpu", results.gpu_copy_gbs, "the adapter's"));
+            why.extend(bandwidth_share(w, "weft cpu", Some(results.cpu_copy_gbs), "one core's"));
+        }
         if let Some(hand) = w.entries.iter().find(|e| e.peer == HAND_WGSL) {
             let gpu_at = gpu.and_then(|g| g.times.last()).and_then(|(s, t, _)| Some((*s, summary(t)?.0)));
             if let Some((size, gpu_ms)) = gpu_at
@@ -202,7 +206,6 @@ pub fn markdown(results: &Results, docs: &Path) -> Result<String, String> {
     let _ = writeln!(out, "- Weft's options: {}", results.options);
     let _ = writeln!(out, "- Whole run: {:.0} s\n", results.seconds);
     let _ = writeln!(out, "## Summary\n\n{}", summary_table(results));
-    let _ = writeln!(out, "## Where Weft is behind, and why\n\n{}", behind(results));
     for w in &results.workloads {
         let _ = writeln!(out, "## {}\n\n{}; sizes in {}.\n", w.name, w.origin, w.unit);
         if let Some(why) = &w.scaled {
@@ -213,12 +216,15 @@ pub fn markdown(results: &Results, docs: &Path) -> Result<String, String> {
         plot(w, &svg)?;
         let _ = writeln!(out, "![{} time against size](benchmarks/{}.svg)\n", w.name, w.name);
     }
+    let _ = writeln!(out, "## Where Weft is behind, and why\n\n{}", behind(results));
     if !results.ablation.is_empty() {
         let _ = writeln!(
             out,
             "## Ablation\n\nAfter NESL on the GPU's Table 2: each workload on Weft's GPU and CPU executors, \
              from the base (one kernel per op, every inner computation flat) with each optimisation added, \
-             at the largest size the adapter runs.\n"
+             at the largest size up to {} the adapter runs. \"MB bound to kernels\" is the size of the buffers \
+             the launches bind: an upper bound on the memory they touch, and what fusion saves.\n",
+            thousands(crate::ABLATION_LIMIT)
         );
         for a in &results.ablation {
             let _ = writeln!(out, "### {} at {}\n\n{}", a.workload, thousands(a.size), ablation_table(a));
@@ -260,6 +266,21 @@ pub fn summary_table(results: &Results) -> String {
         "\nTimes relative to the fastest implementation at that size (1.00× is the fastest); — where one was not timed at it."
     );
     out
+}
+
+/// How fast `peer` reads `w`'s inputs at the largest size it ran, against a copy bandwidth.
+fn bandwidth_share(w: &WorkloadResults, peer: &str, copy_gbs: Option<f64>, whose: &str) -> Option<String> {
+    let entry = w.entries.iter().find(|e| e.peer == peer)?;
+    let (size, times, _) = entry.times.last()?;
+    let (median, ..) = summary(times)?;
+    let bytes = w.input_bytes.iter().find(|(s, _)| s == size)?.1 as f64;
+    let gbs = bytes / (median / 1000.0) / 1e9;
+    let copy = copy_gbs?;
+    Some(format!(
+        "{peer} reads its inputs at {gbs:.2} GB/s at {}, {:.0}% of {whose} copy bandwidth",
+        thousands(*size),
+        100.0 * gbs / copy
+    ))
 }
 
 fn at(e: &Entry, size: usize) -> Option<(f64, f64, f64)> {
