@@ -45,6 +45,8 @@ NOTES = {
     ("jax", "bfs"): "one pass over all edges per level (segment_max), in a while_loop",
     ("numba", "bfs"): "a sequential queue",
     ("numba", "barnes_hut"): "the same tree, built sequentially; the walks in parallel, each with an explicit stack",
+    ("taichi-cpu", "barnes_hut"): "the tree built in numpy (kernels cannot grow one), the walks in a kernel with an explicit stack",
+    ("taichi-vulkan", "barnes_hut"): "the tree built in numpy (kernels cannot grow one), the walks in a kernel with an explicit stack",
     ("taichi-cpu", "bfs"): "one parallel pass over the vertices per level; a vertex reached twice in a level is written twice with the same level",
     ("taichi-vulkan", "bfs"): "one parallel pass over the vertices per level; a vertex reached twice in a level is written twice with the same level",
 }
@@ -56,8 +58,6 @@ MISSING = {
     ("taichi-vulkan", "quickhull"): "Taichi kernels have no recursion and no dynamic lists; Taichi has no convex hull",
     ("numpy", "barnes_hut"): "a tree walk per body does not vectorise",
     ("jax", "barnes_hut"): "a tree walk per body does not vectorise, and the tree's size depends on the data",
-    ("taichi-cpu", "barnes_hut"): "Taichi kernels cannot recurse or grow a tree; not written with an explicit stack yet",
-    ("taichi-vulkan", "barnes_hut"): "Taichi kernels cannot recurse or grow a tree; not written with an explicit stack yet",
 }
 
 
@@ -695,6 +695,80 @@ def taichi_peer(arch_name):
             return levels
         return run
 
+    def _quadtree(xs, ys, ms):
+        """Weft's quadtree, level by level, in numpy. `order` holds the bodies of the level's
+        cells, each cell's together and in cell order; the bodies of each cell that splits are
+        regrouped by quadrant with a stable sort."""
+        order = np.arange(len(xs))
+        x0, y0, side = np.zeros(1, np.float32), np.zeros(1, np.float32), np.ones(1, np.float32)
+        sizes = np.array([len(xs)])
+        parts, nodes, depth = [], 0, 0
+        while len(sizes) > 0:
+            start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            m = np.add.reduceat(ms[order], start)
+            mx = np.add.reduceat((ms * xs)[order], start)
+            my = np.add.reduceat((ms * ys)[order], start)
+            cell_of = np.repeat(np.arange(len(sizes)), sizes)
+            half = np.float32(0.5) * side
+            q = ((xs[order] >= (x0 + half)[cell_of]).astype(np.int64)
+                 + 2 * (ys[order] >= (y0 + half)[cell_of]).astype(np.int64))
+            splits = (sizes > 1) & (depth < 16)
+            regroup = np.argsort(cell_of * 4 + q, kind="stable")
+            order, cell_of, q = order[regroup], cell_of[regroup], q[regroup]
+            keys = cell_of * 4 + q
+            firsts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+            group_sizes = np.diff(np.append(firsts, len(order)))
+            keep = splits[cell_of[firsts]]
+            counts = np.bincount(cell_of[firsts][keep], minlength=len(sizes))
+            first = nodes + len(sizes) + np.concatenate([[0], np.cumsum(counts)[:-1]])
+            parts.append((m, mx / m, my / m, side, first, counts))
+            nodes += len(sizes)
+            c, cq = cell_of[firsts][keep], q[firsts][keep]
+            x0, y0, side = x0[c] + half[c] * (cq % 2), y0[c] + half[c] * (cq // 2), half[c]
+            order, sizes = order[splits[cell_of]], group_sizes[keep]
+            depth += 1
+        return [np.concatenate([p[k] for p in parts]) for k in range(6)]
+
+    @ti.kernel
+    def _walk(xs: ti.template(), ys: ti.template(), m: ti.template(), cx: ti.template(), cy: ti.template(),
+              side: ti.template(), first: ti.template(), nchild: ti.template(), out: ti.template(), n: ti.i32):
+        for b in range(n):
+            stack = ti.Vector.zero(ti.i32, 128)
+            stack[0] = 0
+            top = 1
+            ax, ay = 0.0, 0.0
+            while top > 0:
+                top -= 1
+                i = stack[top]
+                dx, dy = cx[i] - xs[b], cy[i] - ys[b]
+                if nchild[i] == 0 or side[i] * side[i] < 0.25 * (dx * dx + dy * dy):
+                    r2 = dx * dx + dy * dy + 0.0001
+                    k = m[i] / (r2 * ti.sqrt(r2))
+                    ax += k * dx
+                    ay += k * dy
+                else:
+                    for j in range(nchild[i]):
+                        stack[top] = first[i] + nchild[i] - 1 - j
+                        top += 1
+            out[b, 0] = ax
+            out[b, 1] = ay
+
+    def barnes_hut(xs, ys, ms):
+        fx, fy = fields(xs, ys)
+        out = ti.field(ti.f32, shape=(max(len(xs), 1), 2))
+        # A tree of depth at most 16 has at most 16 nodes per body, and one root.
+        capacity = 16 * len(xs) + 1
+        dtypes = [np.float32] * 4 + [np.int32] * 2
+        tree_fields = [ti.field(ti.f32 if d == np.float32 else ti.i32, shape=capacity) for d in dtypes]
+        def run():
+            for f, dtype, a in zip(tree_fields, dtypes, _quadtree(xs, ys, ms)):
+                padded = np.zeros(capacity, dtype)
+                padded[:len(a)] = a
+                f.from_numpy(padded)
+            _walk(fx, fy, *tree_fields, out, len(xs))
+            return out
+        return run
+
     def ready(result):
         ti.sync()
         return result
@@ -728,7 +802,7 @@ HELPERS = {
     "taichi": {"dot": ["_dot"], "black_scholes": ["_black_scholes", "cnd"], "spmv_csr": ["_rows", "_spmv"],
                "segmented_sums": ["_rows", "_segsum"], "kmeans": ["_assign", "_accumulate", "_centres"],
                "spmv_ell": ["_spmv_ell"], "cg": ["_spmv", "_dot", "_cg_update", "_cg_direction"],
-               "bfs": ["_bfs_level"]},
+               "bfs": ["_bfs_level"], "barnes_hut": ["_quadtree", "_walk"]},
 }
 
 
