@@ -18,7 +18,8 @@ pub fn table(w: &WorkloadResults) -> String {
     for size in &w.sizes {
         let _ = write!(out, " {} |", thousands(*size));
     }
-    let _ = writeln!(out, " × fastest at {} | GPU launches / read-backs |", thousands(largest));
+    let _ =
+        writeln!(out, " × fastest at {} | GPU launches / read-backs, largest size run |", thousands(largest));
     let _ = writeln!(out, "|---|---|---|{}---|---|", "---|".repeat(w.sizes.len()));
     for e in &w.entries {
         let _ =
