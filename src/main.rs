@@ -17,23 +17,33 @@ use weft_syntax::diagnostics::render_text;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Turns transparent huge pages off for this process. Every front end allocates and frees
+/// short-lived buffers of megabytes (an executor's vectors, a plan's graphs), and with huge
+/// pages each fresh 2 MiB page is zeroed by the kernel when first touched. Measured
+/// (`docs/performance.md`): the language server's peak was 40–80 MB higher with them and no
+/// faster; quicksort of 1M on the CPU executor spent a quarter of its time zeroing them, and
+/// takes 18% less time without them.
+fn no_transparent_huge_pages() {
+    // SAFETY: sets a flag of this process, from plain integers.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
 /// Keeps a long-lived process's resident memory close to what it holds. The language server
 /// lives as long as the editor and rewrites its database on every key, so its resident memory is
-/// what a user sees of it. Measured on the 2,000-line file (`docs/performance.md`, issue 27):
-/// - transparent huge pages made the allocator's arena resident 2 MiB at a time, for a peak
-///   40–80 MB higher and no gain in speed; they are turned off for this process;
-/// - mimalloc gives freed pages back to the system a second after they are freed by default,
-///   longer than an edit's plan takes, so each plan's garbage stayed resident while the next
-///   one was built; after 25 ms, the peak is 30–50 MB lower again, at no measurable cost in
-///   latency (after 0 ms, edits took 20% longer).
+/// what a user sees of it. mimalloc gives freed pages back to the system a second after they
+/// are freed by default, longer than an edit's plan takes, so each plan's garbage stayed
+/// resident while the next one was built; after 25 ms, the peak is 30–50 MB lower again, at no
+/// measurable cost in latency (after 0 ms, edits took 20% longer). Measured on the 2,000-line
+/// file (`docs/performance.md`, issue 27).
 fn lean_memory() {
     /// `mi_option_purge_delay` in mimalloc's `mi_option_e`, which keeps its numbering across
     /// versions; `libmimalloc-sys` names no constant for it.
     const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-    // SAFETY: both calls take plain integers and only set a flag or an option of this process.
+    // SAFETY: takes plain integers and only sets an option of this process.
     unsafe {
-        #[cfg(target_os = "linux")]
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
         libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 25);
     }
 }
@@ -347,6 +357,7 @@ const USAGE_ERROR: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    no_transparent_huge_pages();
     match cli.command {
         Command::Check { files, format, shapes } => check(&files, format, shapes),
         Command::Run { file, backend, device, profile, figures, schedule } => {

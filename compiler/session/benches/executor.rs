@@ -2,6 +2,8 @@
 //! as baselines, on the targets of `docs/performance.md`:
 //! - the dot product of two 10M-element `f32` vectors;
 //! - Black-Scholes pricing of 1M options;
+//! - both fused, as `weft run` runs them, with the fused kernels run as chunked passes
+//!   (`cpu::fused`) and op by op, against the same single pass written by hand with rayon;
 //! - sparse matrix times vector (CSR, the sample's `spmv_flat`), 1M rows of 0 to 15 non-zeros,
 //!   flat (the default) and with `--sequential-inner` (each row's sum a loop in its element).
 //!
@@ -22,7 +24,7 @@ use weft_flat::flatten::{InnerSchedule, Options};
 use weft_flat::ir;
 
 mod common;
-use common::{NoHost, entry, entry_with, median};
+use common::{NoHost, entry, entry_with, fused_entry, median};
 
 const DOT: &str = "\
 def dot(xs: [f32], ys: [f32]) -> f32:
@@ -82,6 +84,16 @@ fn spmv_baseline(values: &[f32], columns: &[i32], row_ptr: &[i32], x: &[f32]) ->
 }
 
 fn weft_time(program: &ir::Program, args: &[FlatValue], threads: Option<usize>, runs: usize) -> Duration {
+    weft_time_with(program, args, threads, runs, cpu::Config::default())
+}
+
+fn weft_time_with(
+    program: &ir::Program,
+    args: &[FlatValue],
+    threads: Option<usize>,
+    runs: usize,
+    config: cpu::Config,
+) -> Duration {
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {
         builder = builder.num_threads(t);
@@ -91,8 +103,9 @@ fn weft_time(program: &ir::Program, args: &[FlatValue], threads: Option<usize>, 
         median(
             || {
                 let mut counters = cpu::Counters::default();
-                let out = cpu::call(program, program.main, args.to_vec(), &mut NoHost, &mut counters)
-                    .expect("the benchmark runs");
+                let out =
+                    cpu::call_with(program, program.main, args.to_vec(), &mut NoHost, &mut counters, config)
+                        .expect("the benchmark runs");
                 std::hint::black_box(out);
             },
             runs,
@@ -117,6 +130,13 @@ fn dot_two_pass_rayon(xs: &[f32], ys: &[f32]) -> f32 {
     products.par_iter().sum()
 }
 
+/// The machine's ceiling for the fused dot product: one pass that multiplies and sums, written by
+/// hand with rayon.
+fn dot_one_pass_rayon(xs: &[f32], ys: &[f32]) -> f32 {
+    use rayon::prelude::*;
+    xs.par_iter().zip(ys).map(|(x, y)| x * y).sum()
+}
+
 fn in_pool(threads: usize, runs: usize, f: impl FnMut() + Send) -> Duration {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a rayon pool");
     pool.install(|| median(f, runs))
@@ -138,6 +158,49 @@ fn black_scholes_baseline(spots: &[f32], strikes: &[f32], times: &[f32]) -> Vec<
         out.push((s * cnd(d1) - discounted_k * cnd(d2), discounted_k * cnd(-d2) - s * cnd(-d1)));
     }
     out
+}
+
+/// Black-Scholes as one pass written by hand with rayon: what the fused kernel should reach.
+fn black_scholes_one_pass_rayon(spots: &[f32], strikes: &[f32], times: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    use rayon::prelude::*;
+    let (r, v) = (0.02f32, 0.30f32);
+    (0..spots.len())
+        .into_par_iter()
+        .map(|i| {
+            let (s, k, t) = (spots[i], strikes[i], times[i]);
+            let sqrt_t = t.sqrt();
+            let d1 = ((s / k).ln() + (r + 0.5 * v * v) * t) / (v * sqrt_t);
+            let d2 = d1 - v * sqrt_t;
+            let discounted_k = k * (-r * t).exp();
+            (s * cnd(d1) - discounted_k * cnd(d2), discounted_k * cnd(-d2) - s * cnd(-d1))
+        })
+        .unzip()
+}
+
+/// The fused program (`fused`) with its kernels run as chunked passes and op by op, against
+/// `ceiling`, the same single pass written by hand with rayon, timed on `threads` threads.
+fn report_fused(
+    name: &str,
+    fused: &ir::Program,
+    args: &[FlatValue],
+    runs: usize,
+    ceiling: impl Fn(usize) -> Duration,
+) {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    for threads in [1, 2] {
+        let hand = ceiling(threads);
+        let chunked = weft_time_with(fused, args, Some(threads), runs, cpu::Config::default());
+        let op_by_op = cpu::Config { kernels: cpu::Kernels::OpByOp, ..cpu::Config::default() };
+        let op_by_op = weft_time_with(fused, args, Some(threads), runs, op_by_op);
+        println!(
+            "{name:<24} {threads} thread(s): rayon one pass {:>8.1} ms | weft fused, chunked {:>8.1} ms ({:.2}x) | weft fused, op by op {:>8.1} ms ({:.2}x)",
+            ms(hand),
+            ms(chunked),
+            ms(chunked) / ms(hand),
+            ms(op_by_op),
+            ms(op_by_op) / ms(hand),
+        );
+    }
 }
 
 fn report(name: &str, baseline: Duration, program: &ir::Program, args: &[FlatValue], runs: usize) {
@@ -188,6 +251,12 @@ fn main() {
         one.as_secs_f64() / two.as_secs_f64(),
     );
 
+    report_fused("dot product, 10M f32", &fused_entry(DOT, "dot"), &args, runs, |threads| {
+        in_pool(threads, runs, || {
+            std::hint::black_box(dot_one_pass_rayon(&xs, &ys));
+        })
+    });
+
     let n = 1_000_000;
     let spots: Vec<f32> = random_f32(n, 1).iter().map(|u| 5.0 + 25.0 * u).collect();
     let strikes: Vec<f32> = random_f32(n, 2).iter().map(|u| 1.0 + 99.0 * u).collect();
@@ -195,10 +264,21 @@ fn main() {
     let baseline =
         median(|| drop(std::hint::black_box(black_scholes_baseline(&spots, &strikes, &times))), runs);
     let program = entry(BLACK_SCHOLES, "price_all");
-    let mut args = seq(spots);
-    args.extend(seq(strikes));
-    args.extend(seq(times));
+    let mut args = seq(spots.clone());
+    args.extend(seq(strikes.clone()));
+    args.extend(seq(times.clone()));
     report("Black-Scholes, 1M options", baseline, &program, &args, runs);
+    report_fused(
+        "Black-Scholes, 1M options",
+        &fused_entry(BLACK_SCHOLES, "price_all"),
+        &args,
+        runs,
+        |threads| {
+            in_pool(threads, runs, || {
+                drop(std::hint::black_box(black_scholes_one_pass_rayon(&spots, &strikes, &times)));
+            })
+        },
+    );
 
     let rows = 1_000_000;
     let lengths = random_i32(rows, 0, 16, 4);

@@ -60,8 +60,15 @@ fn index_checks(program: &ir::Program) -> Result<(u64, u64), String> {
 fn try_run(program: &ir::Program, layout: Layout) -> Result<(Duration, Counters), String> {
     let mut counters = Counters::default();
     let start = Instant::now();
-    cpu::call_with(program, program.main, Vec::new(), &mut NoHost, &mut counters, layout)
-        .map_err(|e| e.message)?;
+    cpu::call_with(
+        program,
+        program.main,
+        Vec::new(),
+        &mut NoHost,
+        &mut counters,
+        cpu::Config { layout, ..Default::default() },
+    )
+    .map_err(|e| e.message)?;
     Ok((start.elapsed(), counters))
 }
 

@@ -1,12 +1,16 @@
 //! `cargo bench --bench recursion`: vectorised recursion on the CPU executor, on the targets of
 //! `docs/performance.md`:
-//! - quicksort of 1M `i32` (the sample's), flattened, against `slice::sort_unstable`;
-//! - quickhull of 1M points in a disc (the sample's), against the same recursion written as a
-//!   sequential Rust function;
+//! - quicksort of 1M `i32` (the sample's), flattened and fused, against `slice::sort_unstable`;
+//! - quickhull of 1M points in a disc (the sample's), flattened and fused, against the same
+//!   recursion written as a sequential Rust function;
+//!
+//! both with the fused kernels run as chunked passes (`cpu::fused`, what `weft run` does) and
+//! op by op (the baseline);
 //! - one Barnes–Hut step (tree build and force walk, the sample's) on 75K bodies.
 //!
 //! Each line gives the median time, the ratio to the baseline, the recursion levels (the
-//! deepest nesting of lifted calls, or host loop rounds), the flat ops run, and the peak of
+//! deepest nesting of lifted calls, or host loop rounds), the passes over memory (vector ops
+//! and fused kernels) run, and the peak of
 //! memory allocated during the run as a multiple of the input's size (a counting allocator
 //! wraps mimalloc).
 
@@ -23,8 +27,9 @@ use weft_flat::flatten;
 use weft_flat::ir;
 use weft_session::Backend;
 
+#[allow(dead_code)]
 mod common;
-use common::{NoHost, entry, median};
+use common::{NoHost, fused_entry, median};
 
 /// mimalloc, counting the bytes live now and their peak.
 struct Counting;
@@ -70,12 +75,17 @@ fn functions(name: &str, upto: &str, extra: &str) -> String {
     format!("{}\n{extra}", &text[start..end])
 }
 
-fn call(program: &ir::Program, args: &[FlatValue]) -> (Vec<FlatValue>, Counters) {
+fn call(program: &ir::Program, args: &[FlatValue], config: cpu::Config) -> (Vec<FlatValue>, Counters) {
     let mut counters = Counters::default();
-    let out = cpu::call(program, program.main, args.to_vec(), &mut NoHost, &mut counters)
+    let out = cpu::call_with(program, program.main, args.to_vec(), &mut NoHost, &mut counters, config)
         .expect("the benchmark runs");
     (out, counters)
 }
+
+/// How the fused kernels run: as chunked passes (what `weft run` does), and op by op (the
+/// baseline, as before issue 30).
+const KERNELS: [(&str, cpu::Kernels); 2] =
+    [("chunked", cpu::Kernels::Chunked), ("op by op", cpu::Kernels::OpByOp)];
 
 fn report(
     name: &str,
@@ -91,16 +101,17 @@ fn report(
         None => "no baseline".to_string(),
     };
     println!(
-        "{name:<28} weft {:>8.1} ms | {against} | levels {} | host loop rounds {} | calls {} | flat ops {} | peak memory {:.1}x the input ({:.1} MB)",
+        "{name:<40} weft {:>8.1} ms | {against} | levels {} | host loop rounds {} | calls {} | passes {} ({} fused kernels) | peak memory {:.1}x the input ({:.1} MB)",
         ms(weft),
         counters.max_call_depth,
         counters.host_loop_iterations,
         counters.calls,
         counters.vector_ops,
+        counters.fused_kernels,
         peak as f64 / input as f64,
         peak as f64 / 1e6,
     );
-    println!("{:<28} {}", "", top_ops(counters));
+    println!("{:<40} {}", "", top_ops(counters));
 }
 
 /// The ops that processed the most elements: where the time goes.
@@ -125,7 +136,7 @@ fn seq_header(n: usize) -> [FlatValue; 2] {
 fn quicksort(runs: usize) {
     let n = 1_000_000;
     let xs = random_i32(n, i32::MIN / 2, i32::MAX / 2, 5);
-    let program = entry(
+    let program = fused_entry(
         &functions(
             "quicksort",
             "def is_sorted",
@@ -135,21 +146,8 @@ fn quicksort(runs: usize) {
     );
     let mut args = seq_header(n).to_vec();
     args.push(FlatValue::Vector(Arc::new(Buffer::I32(xs.clone()))));
-    let ((out, counters), peak) = peak_of(|| call(&program, &args));
     let mut expected = xs.clone();
     expected.sort_unstable();
-    match (&out[0], &out[1], &out[2]) {
-        (
-            FlatValue::Scalar(ScalarValue::I32(offset)),
-            FlatValue::Scalar(ScalarValue::I32(len)),
-            FlatValue::Vector(b),
-        ) => {
-            let Buffer::I32(v) = &**b else { panic!("quicksort gives i32") };
-            let (start, len) = (*offset as usize, *len as usize);
-            assert!(v[start..start + len] == expected[..], "quicksort sorts");
-        }
-        _ => panic!("quicksort gives a sequence"),
-    }
     let baseline = median(
         || {
             let mut v = xs.clone();
@@ -158,8 +156,25 @@ fn quicksort(runs: usize) {
         },
         runs,
     );
-    let weft = median(|| drop(std::hint::black_box(call(&program, &args))), runs);
-    report("quicksort, 1M i32", weft, Some(("sort_unstable", baseline)), &counters, peak, n * 4);
+    for (how, kernels) in KERNELS {
+        let config = cpu::Config { kernels, ..cpu::Config::default() };
+        let ((out, counters), peak) = peak_of(|| call(&program, &args, config));
+        match (&out[0], &out[1], &out[2]) {
+            (
+                FlatValue::Scalar(ScalarValue::I32(offset)),
+                FlatValue::Scalar(ScalarValue::I32(len)),
+                FlatValue::Vector(b),
+            ) => {
+                let Buffer::I32(v) = &**b else { panic!("quicksort gives i32") };
+                let (start, len) = (*offset as usize, *len as usize);
+                assert!(v[start..start + len] == expected[..], "quicksort sorts");
+            }
+            _ => panic!("quicksort gives a sequence"),
+        }
+        let weft = median(|| drop(std::hint::black_box(call(&program, &args, config))), runs);
+        let name = format!("quicksort, 1M i32, kernels {how}");
+        report(&name, weft, Some(("sort_unstable", baseline)), &counters, peak, n * 4);
+    }
 }
 
 type Point = (f32, f32);
@@ -211,24 +226,28 @@ fn quickhull(runs: usize) {
         .map(|(r, t)| (r.sqrt() * (6.283_185_5 * t).cos(), r.sqrt() * (6.283_185_5 * t).sin()))
         .unzip();
     let points: Vec<Point> = px.iter().copied().zip(py.iter().copied()).collect();
-    let program = entry(
+    let program = fused_entry(
         &functions("quickhull", "def area", "print(quickhull([(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)]))\n"),
         "quickhull",
     );
     let mut args = seq_header(n).to_vec();
     args.push(FlatValue::Vector(Arc::new(Buffer::F32(px))));
     args.push(FlatValue::Vector(Arc::new(Buffer::F32(py))));
-    let ((out, counters), peak) = peak_of(|| call(&program, &args));
     let expected = quickhull_baseline(&points);
-    match out.get(1) {
-        Some(FlatValue::Scalar(ScalarValue::I32(len))) => {
-            assert_eq!(*len as usize, expected.len(), "hull sizes agree")
-        }
-        _ => panic!("quickhull gives a sequence"),
-    }
     let baseline = median(|| drop(std::hint::black_box(quickhull_baseline(&points))), runs);
-    let weft = median(|| drop(std::hint::black_box(call(&program, &args))), runs);
-    report("quickhull, 1M points", weft, Some(("sequential Rust", baseline)), &counters, peak, n * 8);
+    for (how, kernels) in KERNELS {
+        let config = cpu::Config { kernels, ..cpu::Config::default() };
+        let ((out, counters), peak) = peak_of(|| call(&program, &args, config));
+        match out.get(1) {
+            Some(FlatValue::Scalar(ScalarValue::I32(len))) => {
+                assert_eq!(*len as usize, expected.len(), "hull sizes agree")
+            }
+            _ => panic!("quickhull gives a sequence"),
+        }
+        let weft = median(|| drop(std::hint::black_box(call(&program, &args, config))), runs);
+        let name = format!("quickhull, 1M points, kernels {how}");
+        report(&name, weft, Some(("sequential Rust", baseline)), &counters, peak, n * 8);
+    }
 }
 
 fn barnes_hut(runs: usize) {

@@ -9,6 +9,7 @@
 
 pub mod convert;
 mod element_loop;
+mod fused;
 pub mod kernels;
 pub mod progression;
 pub mod value;
@@ -38,10 +39,11 @@ pub use crate::host_flow::MAX_CALL_DEPTH;
 pub struct Counters {
     /// Every `Op` statement executed (checks and constants included).
     pub ops_run: u64,
-    /// The ops among them that read or produced a vector.
+    /// The ops among them that read or produced a vector: passes over memory (`length`, which
+    /// reads no element, is not one).
     pub vector_ops: u64,
     /// Elements processed by vector ops: per op, the length of its longest vector operand or
-    /// result.
+    /// result. Divided by the data's size, it counts full passes over the data.
     pub elements: u64,
     /// Iterations of `While` bodies.
     pub host_loop_iterations: u64,
@@ -57,6 +59,10 @@ pub struct Counters {
     /// Ops run on strided (progression) operands or producing them, without writing a
     /// descriptor out (`cpu::progression`).
     pub strided_ops: u64,
+    /// Fused kernels run as one chunked pass (`cpu::fused`). Each counts once in `vector_ops`
+    /// and `elements` (twice with a scan), its ops in `ops_run`, and under `"kernel"` in
+    /// `per_op`.
+    pub fused_kernels: u64,
 }
 
 /// How the executor stores the segment descriptors of regular sequences.
@@ -68,6 +74,23 @@ pub enum Layout {
     /// As vectors of offsets and lengths, like irregular ones: the baseline the benchmarks
     /// compare against.
     Segmented,
+}
+
+/// How fused kernels run: the values are the same either way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Kernels {
+    /// As one pass over chunks that stay in cache (`cpu::fused`).
+    #[default]
+    Chunked,
+    /// One full pass per op: the baseline the benchmarks compare against.
+    OpByOp,
+}
+
+/// How the executor runs a program.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Config {
+    pub layout: Layout,
+    pub kernels: Kernels,
 }
 
 /// Runs `program.main`.
@@ -84,21 +107,22 @@ pub fn call(
     host: &mut dyn Host,
     counters: &mut Counters,
 ) -> Result<Vec<FlatValue>, Diagnostic> {
-    call_with(program, func, args, host, counters, Layout::default())
+    call_with(program, func, args, host, counters, Config::default())
 }
 
-/// `call`, storing regular sequences' descriptors as `layout` says.
+/// `call`, configured as `config` says.
 pub fn call_with(
     program: &Program,
     func: FuncId,
     args: Vec<FlatValue>,
     host: &mut dyn Host,
     counters: &mut Counters,
-    layout: Layout,
+    config: Config,
 ) -> Result<Vec<FlatValue>, Diagnostic> {
-    let strided = layout == Layout::Strided;
+    let strided = config.layout == Layout::Strided;
+    let chunked = config.kernels == Kernels::Chunked;
     let interrupt = host.interrupt();
-    let machine = CpuMachine { counters, loads: LoadedFiles::default(), strided, interrupt };
+    let machine = CpuMachine { counters, loads: LoadedFiles::default(), strided, chunked, interrupt };
     let results = Walker::new(program, host, machine).call_function(func, args, TextRange::default())?;
     // Callers see vectors: the strided layout stays inside the executor.
     Ok(results.into_iter().map(FlatValue::materialized).collect())
@@ -114,6 +138,8 @@ struct CpuMachine<'h> {
     /// Files loaded in this run, as the variables of their whole type.
     loads: LoadedFiles,
     strided: bool,
+    /// Fused kernels run as chunked passes.
+    chunked: bool,
     interrupt: Interrupt,
 }
 
@@ -177,6 +203,26 @@ impl Machine for CpuMachine<'_> {
 
     fn counters(&mut self) -> &mut Counters {
         self.counters
+    }
+
+    fn kernel(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<FlatValue>) -> RunResult<bool> {
+        let StmtKind::Kernel(kernel) = &stmt.kind else { return Ok(false) };
+        if !self.chunked {
+            return Ok(false);
+        }
+        let Some(pass) = fused::run(f, kernel, frame, self.strided, stmt.span)? else {
+            return Ok(false);
+        };
+        let counters = &mut *self.counters;
+        let elements = pass.elements as u64 * pass.passes;
+        counters.fused_kernels += 1;
+        counters.ops_run += kernel.body.len() as u64;
+        counters.vector_ops += pass.passes;
+        counters.elements += elements;
+        let entry = counters.per_op.entry("kernel".to_string()).or_insert((0, 0));
+        entry.0 += pass.passes;
+        entry.1 += elements;
+        Ok(true)
     }
 }
 
@@ -291,8 +337,10 @@ impl Counters {
     pub fn record_op(&mut self, op: &Op, vector_lens: impl Iterator<Item = usize>) {
         self.ops_run += 1;
         let (count, longest) = vector_lens.fold((0, 0), |(n, m), len| (n + 1, m.max(len)));
-        let elements = longest as u64;
-        if count > 0 {
+        // A length reads no element: it is no pass over its vector.
+        let passes = count > 0 && !matches!(op, Op::Length(_));
+        let elements = if passes { longest as u64 } else { 0 };
+        if passes {
             self.vector_ops += 1;
             self.elements += elements;
         }

@@ -38,6 +38,16 @@ pub fn entry_with(source: &str, name: &str, options: flatten::Options) -> ir::Pr
     flatten::flatten_entry(core, id as u32, options).expect("the benchmark program flattens")
 }
 
+/// `entry`, fused as a run fuses it (`pipeline::entry_program`, default options).
+pub fn fused_entry(source: &str, name: &str) -> ir::Program {
+    let db = Database::default();
+    let file = SourceFile::new(&db, format!("{name}.weft"), source.to_string());
+    let core = pipeline::core_program(&db, file).expect("the benchmark program compiles");
+    let id = core.functions.iter().position(|f| f.name == name).expect("the entry function exists");
+    let fused = pipeline::entry_program(&db, file, id as u32, pipeline::Options::default());
+    fused.expect("the benchmark program fuses").program.clone()
+}
+
 /// Prints nothing and reads no files.
 pub struct NoHost;
 
