@@ -89,6 +89,12 @@ enum Command {
         /// which ops ran on the CPU executor instead.
         #[arg(long)]
         profile: bool,
+        /// On the GPU executor, run a call (a flattened recursion) whose sequence arguments hold
+        /// fewer elements than this on the CPU executor, where launch and read-back latency would
+        /// cost more than the work; 0 runs everything on the device. By default, the adapter's
+        /// crossover (16,384 elements on a GPU; 1,048,576 on a CPU adapter such as lavapipe).
+        #[arg(long)]
+        cpu_crossover: Option<u64>,
         /// Where charts (`plot`, `hist`, `image`) are written.
         #[arg(long, default_value = FigureFiles::DEFAULT_DIRECTORY)]
         figures: PathBuf,
@@ -360,8 +366,9 @@ fn main() -> ExitCode {
     no_transparent_huge_pages();
     match cli.command {
         Command::Check { files, format, shapes } => check(&files, format, shapes),
-        Command::Run { file, backend, device, profile, figures, schedule } => {
-            run(&file, (backend, device), profile, figures, schedule.options())
+        Command::Run { file, backend, device, profile, cpu_crossover, figures, schedule } => {
+            let slot = DeviceSlot::new(device).with_cpu_crossover(cpu_crossover);
+            run(&file, (backend, slot), profile, figures, schedule.options())
         }
         Command::Repl { file, session: SessionArgs { backend, device, figures, schedule } } => {
             let backend = backend.map(BackendArg::backend);
@@ -487,7 +494,7 @@ fn report(db: &Database, file: SourceFile, diagnostics: &[Diagnostic]) {
 /// stderr.
 fn run(
     path: &Path,
-    (backend, device): (Option<BackendArg>, Option<String>),
+    (backend, device): (Option<BackendArg>, DeviceSlot),
     profile: bool,
     figures: PathBuf,
     options: Options,
@@ -500,7 +507,7 @@ fn run(
         }
     };
     let (text, utf8_error) = weft_analysis::decode_source(&bytes);
-    let mut session = Session::new(DeviceSlot::new(device));
+    let mut session = Session::new(device);
     let file = session.source(path.display().to_string(), text);
     if let Some(error) = utf8_error {
         report(session.db(), file, &[error]);

@@ -31,7 +31,8 @@ pub struct Counts {
 impl WeftRunner {
     /// An engine on `backend` with the workload's definitions, or why it has none.
     pub fn new(workload: &Workload, backend: Backend, options: Options) -> Result<WeftRunner, String> {
-        let session = Session::new(DeviceSlot::new(None));
+        // The GPU executor is measured on the device: no call runs on the CPU below a crossover.
+        let session = Session::new(DeviceSlot::new(None).with_cpu_crossover(Some(0)));
         let mut runner = WeftRunner { engine: Engine::new(session, Some(backend), options), backend };
         runner.cell(&format!("{PRELUDE}\n{}", workload.weft))?;
         Ok(runner)

@@ -222,10 +222,17 @@ fn devices_and_the_gpu_backend_with_its_profile() {
     assert!(line.parse::<u32>().is_ok() && column.parse::<u32>().is_ok(), "{first_row}");
     let ms: f64 = first_row.split_whitespace().next().and_then(|t| t.parse().ok()).expect("a time");
     assert!(ms > 0.0, "the costliest source range took time: {first_row}");
-    let out = weft(&["run", "--backend", "gpu", "--profile", &sample("quicksort.weft")]);
+    // On the device, quicksort's recursion shows its levels; below the crossover (on a CPU
+    // adapter, by default) it runs on the CPU executor, which the profile names.
+    let quicksort = sample("quicksort.weft");
+    let out = weft(&["run", "--backend", "gpu", "--cpu-crossover", "0", "--profile", &quicksort]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let depths = stderr.split("by call depth").nth(1).expect("quicksort recurses: a table by depth");
     assert!(depths.lines().count() > 10, "{depths}");
+    let out = weft(&["run", "--backend", "gpu", "--cpu-crossover", "100000", "--profile", &quicksort]);
+    assert_eq!(out.stdout, weft(&["run", "--backend", "interp", &quicksort]).stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("calls run on the cpu executor, below the crossover"), "{stderr}");
     let out = weft(&["run", "--backend", "gpu", &sample("errors/index_out_of_range.weft")]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("index_out_of_range.weft:8:18"));

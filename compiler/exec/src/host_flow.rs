@@ -69,6 +69,19 @@ pub trait Machine {
     /// The walker entered or left a call: `depth` calls are now open.
     fn call_depth(&mut self, _depth: usize) {}
 
+    /// Runs the call of `func` with `args` some other way (the GPU executor runs a small call
+    /// on the CPU executor) and gives its results; `None` leaves the call to the walker.
+    fn call_elsewhere(
+        &mut self,
+        _host: &mut dyn Host,
+        _program: &Program,
+        _func: FuncId,
+        _args: &[Self::Value],
+        _span: TextRange,
+    ) -> RunResult<Option<Vec<Self::Value>>> {
+        Ok(None)
+    }
+
     /// Runs a fused kernel as one unit, setting its outputs in `frame`, and says whether it
     /// did; if not, the walker runs the kernel's ops one at a time.
     fn kernel(&mut self, _f: &Function, _stmt: &Stmt, _frame: &mut Frame<Self::Value>) -> RunResult<bool> {
@@ -283,7 +296,11 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
             StmtKind::Call { func, args, dests } => {
                 let values = args.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
                 self.machine.counters().calls += 1;
-                let results = self.call_function(*func, values, span)?;
+                let elsewhere = self.machine.call_elsewhere(self.host, self.program, *func, &values, span)?;
+                let results = match elsewhere {
+                    Some(results) => results,
+                    None => self.call_function(*func, values, span)?,
+                };
                 assign(frame, dests, results, span)?;
             }
             StmtKind::Print { sink, items } => {

@@ -366,16 +366,21 @@ impl FusedKernel {
         inputs
     }
 
-    /// A kernel whose scan (or segmented reduction or scan) takes its input from the other
-    /// members: the scan's position, and the producer (those other members, writing only the
-    /// scan's source). Executors run the producer inside the scan's first pass.
-    pub fn split_scan(&self) -> Option<(usize, FusedKernel)> {
-        let at = self.body.iter().position(|s| {
+    /// The position of the kernel's scan (or segmented reduction or scan), if it has one.
+    pub fn scan_position(&self) -> Option<usize> {
+        self.body.iter().position(|s| {
             matches!(
                 &s.kind,
                 StmtKind::Op { op: Op::Scan { .. } | Op::SegReduce { .. } | Op::SegScan { .. }, .. }
             )
-        })?;
+        })
+    }
+
+    /// A kernel whose scan (or segmented reduction or scan) takes its input from the other
+    /// members: the scan's position, and the producer (those other members, writing only the
+    /// scan's source). Executors run the producer inside the scan's first pass.
+    pub fn split_scan(&self) -> Option<(usize, FusedKernel)> {
+        let at = self.scan_position()?;
         let StmtKind::Op {
             op: Op::Scan { src, .. } | Op::SegReduce { src, .. } | Op::SegScan { src, .. },
             ..

@@ -54,6 +54,10 @@ pub struct Report {
     pub stats: Stats,
     /// Ops that ran on the CPU executor for want of a GPU version, by name.
     pub on_cpu: BTreeMap<String, u64>,
+    /// Calls that ran on the CPU executor because their vector arguments held fewer elements
+    /// than the crossover (`Gpu::set_cpu_crossover`), by function: how many, and their
+    /// elements in all.
+    pub cpu_calls: BTreeMap<String, (u64, u64)>,
     /// By call depth (1: the program's top level, 2: the functions it calls, ...; 0: the
     /// run's setup and final check): the work done while that many calls were open. A
     /// flattened recursion runs one level of its recursion tree per pair of depths (the
@@ -762,6 +766,39 @@ impl Machine for GpuMachine<'_, '_> {
 
     fn settle(&mut self, span: TextRange) -> RunResult<()> {
         if self.pending.is_empty() { Ok(()) } else { self.sync(span) }
+    }
+
+    /// A call whose vector arguments are smaller than the crossover runs on the CPU executor:
+    /// its arguments are read back (one read-back each), and its results uploaded.
+    fn call_elsewhere(
+        &mut self,
+        host: &mut dyn Host,
+        program: &Program,
+        func: FuncId,
+        args: &[DeviceValue],
+        span: TextRange,
+    ) -> RunResult<Option<Vec<DeviceValue>>> {
+        let crossover = self.gpu.cpu_crossover();
+        let elements: u64 = args
+            .iter()
+            .map(|a| match a {
+                DeviceValue::Device(v) if !v.scalar => v.len as u64,
+                _ => 0,
+            })
+            .sum();
+        if crossover == 0 || elements >= crossover {
+            return Ok(None);
+        }
+        // A launch before the call that failed reports first, as on the device.
+        self.settle(span)?;
+        self.attribute_to(span);
+        let values = args.iter().map(|a| self.host_value(a, span)).collect::<RunResult<Vec<_>>>()?;
+        let results = cpu::call(program, func, values, host, &mut self.report.counters)?;
+        let name = program.functions.get(func as usize).map_or_else(String::new, |f| f.name.clone());
+        let entry = self.report.cpu_calls.entry(name).or_insert((0, 0));
+        entry.0 += 1;
+        entry.1 += elements;
+        results.into_iter().map(|r| self.upload(r, span)).collect::<RunResult<Vec<_>>>().map(Some)
     }
 
     fn counters(&mut self) -> &mut Counters {

@@ -11,6 +11,9 @@ use weft_gpu::runtime::{Gpu, GpuError};
 pub struct DeviceSlot {
     /// The adapter asked for (`--device`, `WEFT_ADAPTER`): the first whose name contains it.
     preferred: Option<String>,
+    /// Below how many elements a call runs on the CPU executor (`Gpu::set_cpu_crossover`):
+    /// `None` takes the adapter's default (`Gpu::default_cpu_crossover`).
+    cpu_crossover: Option<u64>,
     device: Option<Arc<Gpu>>,
 }
 
@@ -18,7 +21,14 @@ impl DeviceSlot {
     /// A slot that will ask for `preferred` (or, when `None`, `WEFT_ADAPTER`, else the best
     /// adapter).
     pub fn new(preferred: Option<String>) -> DeviceSlot {
-        DeviceSlot { preferred, device: None }
+        DeviceSlot { preferred, cpu_crossover: None, device: None }
+    }
+
+    /// The slot, its devices running calls smaller than `elements` on the CPU executor (0: none;
+    /// `None`: the adapter's default).
+    pub fn with_cpu_crossover(mut self, elements: Option<u64>) -> DeviceSlot {
+        self.cpu_crossover = elements;
+        self
     }
 
     /// The device, created now if there is none. A failure is not kept: the next call tries
@@ -32,6 +42,7 @@ impl DeviceSlot {
         let from_env = std::env::var("WEFT_ADAPTER").ok().filter(|n| !n.is_empty());
         let name = self.preferred.clone().or(from_env);
         let device = Arc::new(Gpu::new(name.as_deref())?);
+        device.set_cpu_crossover(self.cpu_crossover.unwrap_or_else(|| device.default_cpu_crossover()));
         self.device = Some(device.clone());
         Ok(device)
     }

@@ -44,6 +44,11 @@ pub fn profile_text(report: &Report, adapter: Option<&str>, text: &str) -> Strin
     for (op, count) in &report.on_cpu {
         out.push_str(&format!("  ran on the cpu executor ({count}x): {op}\n"));
     }
+    for (function, (calls, elements)) in &report.cpu_calls {
+        out.push_str(&format!(
+            "  calls run on the cpu executor, below the crossover ({calls}x, {elements} elements in all): {function}\n"
+        ));
+    }
     out
 }
 

@@ -22,6 +22,7 @@ use super::value::{Buffer, Elem, FlatValue, ScalarValue, each_scalar_type};
 use crate::host_flow::{Frame, RunResult, get, internal_at, set};
 use weft_core::types::Scalar;
 use weft_flat::ir::{Check, Function, FusedKernel, Op, ReduceOp, Stmt, StmtKind, VarId};
+use weft_syntax::diagnostics::Diagnostic;
 
 /// The elements of one chunk: 4,096 elements of up to 8 bytes each keep a kernel's inputs and
 /// intermediates within a core's L2 cache.
@@ -38,8 +39,8 @@ pub struct Pass {
 
 /// Runs `kernel`, a statement of `f`, as one chunked pass and sets its outputs in `frame`:
 /// `None` when it cannot (see the module comment), and nothing in `frame` has changed.
-/// `strided` says whether the executor keeps progressions: a kernel that reads no vector
-/// written out then runs op by op, which can keep its results as progressions.
+/// `strided` says whether the executor keeps progressions: a kernel whose ops would all give
+/// progressions then runs op by op, which keeps them.
 pub(super) fn run(
     f: &Function,
     kernel: &FusedKernel,
@@ -49,8 +50,8 @@ pub(super) fn run(
 ) -> RunResult<Option<Pass>> {
     // A scan (or segmented reduction or scan) consumes what the other members compute: they
     // run as one pass that writes its input out, and it runs on the whole of it.
-    let (members, scan): (Vec<&Stmt>, Option<&Stmt>) = match kernel.split_scan() {
-        Some((at, _)) => (
+    let (members, scan): (Vec<&Stmt>, Option<&Stmt>) = match kernel.scan_position() {
+        Some(at) => (
             kernel.body.iter().enumerate().filter(|(k, _)| *k != at).map(|(_, s)| s).collect(),
             kernel.body.get(at),
         ),
@@ -97,7 +98,7 @@ pub(super) fn run(
         match result {
             Ok(Some(value)) => set(frame, d, value, at)?,
             Ok(None) => return Err(internal_at("a scan with no result", at)),
-            Err(e) => return Err(weft_syntax::diagnostics::Diagnostic::new(e.code, at, e.message)),
+            Err(e) => return Err(Diagnostic::new(e.code, at, e.message)),
         }
         passes += 1;
     }
@@ -182,9 +183,10 @@ impl<'k> Chunked<'k> {
             && lens.iter().all(|len| {
                 whole.get(len).and_then(FlatValue::as_scalar).and_then(ScalarValue::as_int) == Some(n as i64)
             });
-        // Empty and ill-sized kernels, and kernels of progressions alone, are the op-by-op
-        // path's.
-        if n == 0 || !lengths_agree || (strided && all_strided(&ops, frame)) {
+        // Ill-sized kernels and kernels of progressions alone are the op-by-op path's, and so
+        // are kernels of less than a chunk: their ops' results stay in cache anyway, and
+        // planning the pass would cost more than it saves.
+        if n < CHUNK || !lengths_agree || (strided && all_strided(&ops, frame)) {
             return Ok(None);
         }
         let chunk = if n < kernels::PAR_THRESHOLD { n } else { CHUNK };
@@ -218,15 +220,17 @@ impl<'k> Chunked<'k> {
                 None => slots.iter_mut().for_each(|chunk| chunk.push(Slot::Partial(None))),
             }
         }
-        let ran: KResult<Vec<Vec<Slot<'_>>>> = slots
-            .into_par_iter()
-            .enumerate()
-            .map(|(c, mut chunk)| {
-                let range = c * self.chunk..((c + 1) * self.chunk).min(self.n);
-                self.chunk(range, wanted, &mut chunk)?;
-                Ok(chunk)
-            })
-            .collect();
+        // One chunk runs on this thread: handing it to rayon's pool costs more than a small
+        // kernel's work.
+        let ran: KResult<Vec<Vec<Slot<'_>>>> = if chunks == 1 {
+            slots.into_iter().enumerate().map(|(c, chunk)| self.numbered_chunk(c, chunk, wanted)).collect()
+        } else {
+            slots
+                .into_par_iter()
+                .enumerate()
+                .map(|(c, chunk)| self.numbered_chunk(c, chunk, wanted))
+                .collect()
+        };
         let ran = ran.ok()?;
         let partials: Vec<Vec<ScalarValue>> = (0..wanted.len())
             .map(|k| {
@@ -251,6 +255,18 @@ impl<'k> Chunked<'k> {
             }
         }
         Some(values)
+    }
+
+    /// Runs chunk number `c`, whose slots are `slots`, and gives them back filled.
+    fn numbered_chunk<'s>(
+        &self,
+        c: usize,
+        mut slots: Vec<Slot<'s>>,
+        wanted: &[VarId],
+    ) -> KResult<Vec<Slot<'s>>> {
+        let range = c * self.chunk..((c + 1) * self.chunk).min(self.n);
+        self.chunk(range, wanted, &mut slots)?;
+        Ok(slots)
     }
 
     /// Runs the members on `range` of the index space and writes the chunk's part of each of
@@ -289,7 +305,8 @@ impl<'k> Chunked<'k> {
                     match progression::run_op(op, &args) {
                         Some(result) => result?.map(FlatValue::materialized),
                         None => {
-                            let args: Vec<FlatValue> = args.into_iter().map(FlatValue::materialized).collect();
+                            let args: Vec<FlatValue> =
+                                args.into_iter().map(FlatValue::materialized).collect();
                             kernels::run_op(op, &args)?
                         }
                     }

@@ -201,6 +201,11 @@ struct Batch {
     params: Vec<u8>,
 }
 
+/// `Gpu::default_cpu_crossover` on a CPU adapter.
+pub const CPU_ADAPTER_CROSSOVER: u64 = 1 << 20;
+/// `Gpu::default_cpu_crossover` on a GPU.
+pub const GPU_CROSSOVER: u64 = 16_384;
+
 /// The device and everything kept on it between runs.
 pub struct Gpu {
     pub info: wgpu::AdapterInfo,
@@ -217,6 +222,8 @@ pub struct Gpu {
     grid_width: AtomicU32,
     /// `limit_memory`'s cap, in bytes.
     memory_budget: AtomicU64,
+    /// `set_cpu_crossover`'s size.
+    cpu_crossover: AtomicU64,
     /// The profile being recorded, if any, and the source range launches are attributed to
     /// (start in the high half, end in the low).
     profile: Mutex<Option<Profile>>,
@@ -301,6 +308,7 @@ impl Gpu {
             stats: Mutex::new(Stats::default()),
             grid_width: AtomicU32::new(u32::MAX),
             memory_budget: AtomicU64::new(u64::MAX),
+            cpu_crossover: AtomicU64::new(0),
             profile: Mutex::new(None),
             source: AtomicU64::new(0),
             spare_records: Mutex::new(Vec::new()),
@@ -434,6 +442,29 @@ impl Gpu {
     /// much memory: for tests of running out.
     pub fn limit_memory(&self, bytes: u64) {
         self.memory_budget.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Calls of functions whose vector arguments hold fewer than `elements` elements in all run
+    /// on the CPU executor (`weft_gpu`'s `call_elsewhere`): below that size a flattened
+    /// recursion costs more in launch and read-back latency than the CPU spends on the work.
+    /// 0, the default, runs everything on the device.
+    pub fn set_cpu_crossover(&self, elements: u64) {
+        self.cpu_crossover.store(elements, Ordering::Relaxed);
+    }
+
+    pub fn cpu_crossover(&self) -> u64 {
+        self.cpu_crossover.load(Ordering::Relaxed)
+    }
+
+    /// The crossover a session sets unless told otherwise (`docs/performance.md`, issue 30).
+    /// On a CPU adapter (lavapipe), measured: quicksort on the GPU executor takes longer than
+    /// on the CPU executor at every size it was timed at, so the crossover is where a level's
+    /// work on the CPU costs as much as a read-back and its launches. On a GPU: a level of a
+    /// flattened recursion costs about 40 launches of a few microseconds and a read-back of tens
+    /// of microseconds, a quarter of a millisecond, which the CPU executor spends on about
+    /// 16,000 elements at 13 passes per level.
+    pub fn default_cpu_crossover(&self) -> u64 {
+        if self.is_cpu() { CPU_ADAPTER_CROSSOVER } else { GPU_CROSSOVER }
     }
 
     /// A new buffer holding `data`. The write lands before the next submitted batch.

@@ -149,3 +149,48 @@ fn an_array_larger_than_the_device_allows_is_reported_and_the_next_program_runs(
     let out = run_source("small.weft", "xs = [1.0 for i in range(1000)]\nprint(sum(xs))\n".into());
     assert_eq!(out.expect("the next program runs").trim(), "1000.0");
 }
+
+/// Below the crossover (`Gpu::set_cpu_crossover`) a call of a flattened recursion runs on the
+/// CPU executor: what it prints is the same, `--profile`'s report names the call, and the
+/// device makes a few launches and read-backs instead of a few per recursion level. At 0 the
+/// recursion runs on the device.
+#[test]
+fn a_small_recursion_runs_on_the_cpu_below_the_crossover() {
+    if !differential::gpu_available() {
+        return;
+    }
+    let source = "def qs(xs):\n    if len(xs) < 2:\n        return xs\n    p = xs[len(xs) // 2]\n    parts = [qs(part) for part in [[x for x in xs if x < p], [x for x in xs if x > p]]]\n    return concat(concat(parts[0], [x for x in xs if x == p]), parts[1])\nys = qs(random_i32(2000, 0, 1000, 3))\nprint(ys[0], ys[1999], all([ys[i] <= ys[i + 1] for i in range(1999)]))\n";
+    let (expected, _) = differential::run_source(source, Backend::Interp);
+    // A device of its own: the crossover is a setting of the device, which other tests share.
+    let gpu = weft_gpu::runtime::Gpu::new(None).expect("a device");
+    let run = |crossover: u64| {
+        gpu.set_cpu_crossover(crossover);
+        let db = Database::default();
+        let file = SourceFile::new(&db, "crossover.weft".to_string(), source.to_string());
+        let mut host = differential::CapturingHost { stdout: String::new() };
+        let report = weft_session::run_program(
+            &db,
+            file,
+            Backend::Gpu,
+            Options::default(),
+            Some(&gpu),
+            false,
+            &mut host,
+        )
+        .expect("runs");
+        (host.stdout, report.gpu().expect("a GPU run").clone())
+    };
+    let (on_device_out, on_device) = run(0);
+    let (crossed_out, crossed) = run(10_000);
+    assert_eq!(on_device_out, expected);
+    assert_eq!(crossed_out, expected);
+    assert!(on_device.cpu_calls.is_empty(), "{:?}", on_device.cpu_calls);
+    assert_eq!(crossed.cpu_calls.get("qs[i32]^").map(|c| c.0), Some(1), "{:?}", crossed.cpu_calls);
+    assert!(
+        crossed.stats.launches * 10 < on_device.stats.launches,
+        "{} launches below the crossover, {} on the device",
+        crossed.stats.launches,
+        on_device.stats.launches
+    );
+    assert!(crossed.stats.read_backs <= 8, "{} read-backs below the crossover", crossed.stats.read_backs);
+}
