@@ -494,7 +494,7 @@ fn report(db: &Database, file: SourceFile, diagnostics: &[Diagnostic]) {
 /// stderr.
 fn run(
     path: &Path,
-    (backend, device): (Option<BackendArg>, DeviceSlot),
+    (backend, slot): (Option<BackendArg>, DeviceSlot),
     profile: bool,
     figures: PathBuf,
     options: Options,
@@ -507,7 +507,7 @@ fn run(
         }
     };
     let (text, utf8_error) = weft_analysis::decode_source(&bytes);
-    let mut session = Session::new(device);
+    let mut session = Session::new(slot);
     let file = session.source(path.display().to_string(), text);
     if let Some(error) = utf8_error {
         report(session.db(), file, &[error]);

@@ -457,12 +457,12 @@ impl Gpu {
     }
 
     /// The crossover a session sets unless told otherwise (`docs/performance.md`, issue 30).
-    /// On a CPU adapter (lavapipe), measured: quicksort on the GPU executor takes longer than
-    /// on the CPU executor at every size it was timed at, so the crossover is where a level's
-    /// work on the CPU costs as much as a read-back and its launches. On a GPU: a level of a
-    /// flattened recursion costs about 40 launches of a few microseconds and a read-back of tens
-    /// of microseconds, a quarter of a millisecond, which the CPU executor spends on about
-    /// 16,000 elements at 13 passes per level.
+    /// On a CPU adapter (lavapipe), measured: quicksort on the GPU executor took longer than on
+    /// the CPU executor at every size timed, up to 1M elements (the device shares the CPU's
+    /// cores and adds latency), hence 2^20. On a GPU, estimated: a level of a flattened
+    /// recursion costs about 40 launches of a few microseconds and a read-back of tens of
+    /// microseconds, a quarter of a millisecond, which the CPU executor spends on about 16,000
+    /// elements at 13 passes per level.
     pub fn default_cpu_crossover(&self) -> u64 {
         if self.is_cpu() { CPU_ADAPTER_CROSSOVER } else { GPU_CROSSOVER }
     }
