@@ -89,10 +89,10 @@ enum Command {
         /// which ops ran on the CPU executor instead.
         #[arg(long)]
         profile: bool,
-        /// On the GPU executor, run a call (a flattened recursion) whose sequence arguments hold
+        /// On the GPU executor, run a call (a flattened recursion) whose arguments' arrays hold
         /// fewer elements than this on the CPU executor, where launch and read-back latency would
         /// cost more than the work; 0 runs everything on the device. By default, the adapter's
-        /// crossover (16,384 elements on a GPU; 1,048,576 on a CPU adapter such as lavapipe).
+        /// crossover (4,096 elements on a GPU; 1,048,576 on a CPU adapter such as lavapipe).
         #[arg(long)]
         cpu_crossover: Option<u64>,
         /// Where charts (`plot`, `hist`, `image`) are written.

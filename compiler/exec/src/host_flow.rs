@@ -69,14 +69,16 @@ pub trait Machine {
     /// The walker entered or left a call: `depth` calls are now open.
     fn call_depth(&mut self, _depth: usize) {}
 
-    /// Runs the call of `func` with `args` some other way (the GPU executor runs a small call
-    /// on the CPU executor) and gives its results; `None` leaves the call to the walker.
+    /// Runs the call of `func` with `args`, made with `depth` calls open, some other way (the
+    /// GPU executor runs a small call on the CPU executor) and gives its results; `None` leaves
+    /// the call to the walker.
     fn call_elsewhere(
         &mut self,
         _host: &mut dyn Host,
         _program: &Program,
         _func: FuncId,
         _args: &[Self::Value],
+        _depth: usize,
         _span: TextRange,
     ) -> RunResult<Option<Vec<Self::Value>>> {
         Ok(None)
@@ -164,6 +166,13 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
     pub fn new(program: &'p Program, host: &'h mut dyn Host, machine: M) -> Self {
         let interrupt = host.interrupt();
         Walker { program, host, machine, liveness: HashMap::new(), depth: 0, interrupt }
+    }
+
+    /// The walker, with `depth` calls already open: a call another walker hands over counts
+    /// against `MAX_CALL_DEPTH` from where that walker was.
+    pub fn at_depth(mut self, depth: usize) -> Self {
+        self.depth = depth;
+        self
     }
 
     pub fn call_function(
@@ -296,7 +305,8 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
             StmtKind::Call { func, args, dests } => {
                 let values = args.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
                 self.machine.counters().calls += 1;
-                let elsewhere = self.machine.call_elsewhere(self.host, self.program, *func, &values, span)?;
+                let elsewhere =
+                    self.machine.call_elsewhere(self.host, self.program, *func, &values, self.depth, span)?;
                 let results = match elsewhere {
                     Some(results) => results,
                     None => self.call_function(*func, values, span)?,

@@ -768,14 +768,16 @@ impl Machine for GpuMachine<'_, '_> {
         if self.pending.is_empty() { Ok(()) } else { self.sync(span) }
     }
 
-    /// A call whose vector arguments are smaller than the crossover runs on the CPU executor:
-    /// its arguments are read back (one read-back each), and its results uploaded.
+    /// A call whose vector arguments hold fewer elements than the crossover runs on the CPU
+    /// executor, the whole of its recursion: its arguments are read back (one read-back each),
+    /// and its results uploaded. Only the arguments' sizes decide, at the call.
     fn call_elsewhere(
         &mut self,
         host: &mut dyn Host,
         program: &Program,
         func: FuncId,
         args: &[DeviceValue],
+        depth: usize,
         span: TextRange,
     ) -> RunResult<Option<Vec<DeviceValue>>> {
         let crossover = self.gpu.cpu_crossover();
@@ -793,7 +795,8 @@ impl Machine for GpuMachine<'_, '_> {
         self.settle(span)?;
         self.attribute_to(span);
         let values = args.iter().map(|a| self.host_value(a, span)).collect::<RunResult<Vec<_>>>()?;
-        let results = cpu::call(program, func, values, host, &mut self.report.counters)?;
+        let config = cpu::Config { call_depth: depth, ..cpu::Config::default() };
+        let results = cpu::call_with(program, func, values, host, &mut self.report.counters, config)?;
         let name = program.functions.get(func as usize).map_or_else(String::new, |f| f.name.clone());
         let entry = self.report.cpu_calls.entry(name).or_insert((0, 0));
         entry.0 += 1;

@@ -6,7 +6,9 @@
 //! per chunk and combines them in order. So what the fusion plan shows is what runs here, as
 //! on the GPU.
 //!
-//! The values are those of running the ops one at a time (`kernels`), op for op on a slice.
+//! The values are those of running the ops one at a time (`kernels`), op for op on a slice;
+//! only a float sum or product of more than 16,384 elements may be grouped otherwise (one
+//! partial per chunk, combined in order), as the ops' own parallel reductions already are.
 //! When a chunk fails (a check, an integer division by zero), or the kernel has a form this
 //! module does not run, `run` says so and the walker runs the ops one at a time instead: that
 //! finds the interpreter's error, whichever op and element report it first.
@@ -249,7 +251,11 @@ impl<'k> Chunked<'k> {
                 Some(buffer) => values.push(FlatValue::vector(buffer)),
                 None => {
                     let op = reductions.get(v)?;
-                    let partials = FlatValue::vector(Buffer::from_scalars(f.ty(*v).elem, &partials));
+                    let ty = partials.first().map_or(f.ty(*v).elem, |p| p.ty());
+                    if partials.iter().any(|p| p.ty() != ty) {
+                        return None;
+                    }
+                    let partials = FlatValue::vector(Buffer::from_scalars(ty, &partials));
                     values.push(kernels::reduce(*op, &partials).ok()?);
                 }
             }

@@ -91,6 +91,9 @@ pub enum Kernels {
 pub struct Config {
     pub layout: Layout,
     pub kernels: Kernels,
+    /// Calls already open when this one starts (one another executor hands over), counted
+    /// against `MAX_CALL_DEPTH`.
+    pub call_depth: usize,
 }
 
 /// Runs `program.main`.
@@ -123,7 +126,8 @@ pub fn call_with(
     let chunked = config.kernels == Kernels::Chunked;
     let interrupt = host.interrupt();
     let machine = CpuMachine { counters, loads: LoadedFiles::default(), strided, chunked, interrupt };
-    let results = Walker::new(program, host, machine).call_function(func, args, TextRange::default())?;
+    let mut walker = Walker::new(program, host, machine).at_depth(config.call_depth);
+    let results = walker.call_function(func, args, TextRange::default())?;
     // Callers see vectors: the strided layout stays inside the executor.
     Ok(results.into_iter().map(FlatValue::materialized).collect())
 }

@@ -203,8 +203,9 @@ struct Batch {
 
 /// `Gpu::default_cpu_crossover` on a CPU adapter.
 pub const CPU_ADAPTER_CROSSOVER: u64 = 1 << 20;
-/// `Gpu::default_cpu_crossover` on a GPU.
-pub const GPU_CROSSOVER: u64 = 16_384;
+/// `Gpu::default_cpu_crossover` on a GPU: the default piece size (`flatten::DEFAULT_PIECE_SIZE`),
+/// so that a piecewise recursion, called a piece at a time, stays on the device.
+pub const GPU_CROSSOVER: u64 = 4_096;
 
 /// The device and everything kept on it between runs.
 pub struct Gpu {
@@ -462,7 +463,7 @@ impl Gpu {
     /// cores and adds latency), hence 2^20. On a GPU, estimated: a level of a flattened
     /// recursion costs about 40 launches of a few microseconds and a read-back of tens of
     /// microseconds, a quarter of a millisecond, which the CPU executor spends on about 16,000
-    /// elements at 13 passes per level.
+    /// elements at 13 passes per level; capped at the piece size (`GPU_CROSSOVER`).
     pub fn default_cpu_crossover(&self) -> u64 {
         if self.is_cpu() { CPU_ADAPTER_CROSSOVER } else { GPU_CROSSOVER }
     }
