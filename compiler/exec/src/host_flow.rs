@@ -6,7 +6,16 @@
 //! Memory is freed early: a variable defined in a block is dropped right after the statement
 //! that reads it last (a read inside a nested block counts as a read by the statement that
 //! holds the block; the block's `results` are read at its end), and every variable a block
-//! defined is dropped when the block finishes.
+//! defined is dropped when the block finishes. A block also drops, after its own last read of
+//! them, the variables from outside it that die with it (`Liveness::of`'s `dying`):
+//! - a function's parameters, so a recursion level does not hold its inputs while the levels
+//!   below it run;
+//! - what an `If` reads last, inside the branch taken;
+//! - a `While`'s state, in the loop body, so each round's state has one owner.
+//!
+//! A value is handed over at its last read rather than copied where that lets its owner reuse
+//! it: a call's arguments move into the callee, and an op's dying operands move into the
+//! machine (`Machine::op`'s `dying`), which may then write into them in place.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -33,13 +42,15 @@ pub trait Machine {
 
     /// Runs `op` (its operands are in `frame`, which the machine may update in place, say to
     /// keep a value it converted) and gives its result.
-    /// `dest` is the type of the op's result, if it has one.
+    /// `dest` is the type of the op's result, if it has one. `dying` holds the operands no
+    /// later statement reads: the machine may take them out of `frame` and reuse their memory.
     fn op(
         &mut self,
         host: &mut dyn Host,
         op: &Op,
         dest: Option<Scalar>,
         frame: &mut Frame<Self::Value>,
+        dying: &[VarId],
         span: TextRange,
     ) -> RunResult<Option<Self::Value>>;
 
@@ -102,15 +113,21 @@ pub struct Walker<'p, 'h, M: Machine> {
     interrupt: crate::Interrupt,
 }
 
-/// Which variables to drop after each statement of a block, and which it defines.
+/// Which variables to drop as a block starts, after each of its statements, and when it ends.
 #[derive(Debug, Default)]
 pub struct Liveness {
+    /// Variables from outside the block that die with it but that it never reads.
+    pub free_at_entry: Vec<VarId>,
     pub free_after: Vec<Vec<VarId>>,
+    /// Every variable the block owns: those it defines and the outer ones that die with it.
     pub defined: Vec<VarId>,
 }
 
 impl Liveness {
-    pub fn of(block: &Block) -> Liveness {
+    /// The liveness of `block`. `dying` are variables from outside the block that are dead
+    /// once it finishes (a function's parameters, what an `If` reads last): the block drops
+    /// them after its own last read, as it drops what it defines.
+    pub fn of(block: &Block, dying: &[VarId]) -> Liveness {
         let n = block.stmts.len();
         let mut last_def: HashMap<VarId, usize> = HashMap::new();
         let mut last_read: HashMap<VarId, usize> = HashMap::new();
@@ -130,19 +147,29 @@ impl Liveness {
         for &r in &block.results {
             last_read.insert(r, usize::MAX);
         }
+        for &d in dying {
+            if !last_def.contains_key(&d) && !defined.contains(&d) {
+                defined.push(d);
+            }
+        }
+        let mut free_at_entry = Vec::new();
         let mut free_after = vec![Vec::new(); n];
         for &d in &defined {
-            let def = last_def.get(&d).copied().unwrap_or(0);
-            let at = match last_read.get(&d) {
-                Some(&usize::MAX) => continue,
-                Some(&r) => r.max(def),
-                None => def,
+            let def = last_def.get(&d).copied();
+            let at = match (last_read.get(&d), def) {
+                (Some(&usize::MAX), _) => continue,
+                (Some(&r), def) => r.max(def.unwrap_or(0)),
+                (None, Some(def)) => def,
+                (None, None) => {
+                    free_at_entry.push(d);
+                    continue;
+                }
             };
             if let Some(slot) = free_after.get_mut(at) {
                 slot.push(d);
             }
         }
-        Liveness { free_after, defined }
+        Liveness { free_at_entry, free_after, defined }
     }
 }
 
@@ -212,32 +239,39 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
         let counters = self.machine.counters();
         counters.max_call_depth = counters.max_call_depth.max(depth);
         self.machine.call_depth(self.depth);
-        let result = weft_core::ensure_stack(|| self.run_block(f, &mut frame, &f.body));
+        let result = weft_core::ensure_stack(|| self.run_block(f, &mut frame, &f.body, &f.params));
         self.depth -= 1;
         self.machine.call_depth(self.depth);
         result
     }
 
-    fn liveness(&mut self, block: &Block) -> Rc<Liveness> {
-        self.liveness.entry(block as *const Block).or_insert_with(|| Rc::new(Liveness::of(block))).clone()
+    /// A block's liveness. A block is only ever run from one place, so its `dying` set is
+    /// always the same and the liveness can be kept by the block's address.
+    fn liveness(&mut self, block: &Block, dying: &[VarId]) -> Rc<Liveness> {
+        self.liveness
+            .entry(block as *const Block)
+            .or_insert_with(|| Rc::new(Liveness::of(block, dying)))
+            .clone()
     }
 
-    /// Runs a block and gives its results; every variable it defined is dropped by the end.
+    /// Runs a block and gives its results; every variable it defined, and every one of `dying`
+    /// (see `Liveness::of`), is dropped by the end.
     fn run_block(
         &mut self,
         f: &'p Function,
         frame: &mut Frame<M::Value>,
         block: &'p Block,
+        dying: &[VarId],
     ) -> RunResult<Vec<M::Value>> {
-        let live = self.liveness(block);
+        let live = self.liveness(block, dying);
+        for &v in &live.free_at_entry {
+            set_none(frame, v);
+        }
         for (i, stmt) in block.stmts.iter().enumerate() {
-            self.stmt(f, frame, stmt)?;
-            if let Some(dead) = live.free_after.get(i) {
-                for &v in dead {
-                    if let Some(slot) = frame.get_mut(v as usize) {
-                        *slot = None;
-                    }
-                }
+            let dead = live.free_after.get(i).map_or(&[][..], Vec::as_slice);
+            self.stmt(f, frame, stmt, dead)?;
+            for &v in dead {
+                set_none(frame, v);
             }
         }
         let span = block.stmts.last().map_or_else(TextRange::default, |s| s.span);
@@ -250,14 +284,23 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
         Ok(results)
     }
 
-    fn stmt(&mut self, f: &'p Function, frame: &mut Frame<M::Value>, stmt: &'p Stmt) -> RunResult<()> {
+    /// Runs a statement; `dead` are the variables no later statement reads, which it may drop
+    /// or hand over once it has read them.
+    fn stmt(
+        &mut self,
+        f: &'p Function,
+        frame: &mut Frame<M::Value>,
+        stmt: &'p Stmt,
+        dead: &[VarId],
+    ) -> RunResult<()> {
         let span = stmt.span;
         // Every call, loop step and op passes here, so an interrupt stops the run within one
         // statement (and a GPU run before its next launch is recorded).
         self.interrupt.check(span)?;
         match &stmt.kind {
             StmtKind::Op { dest, op } => {
-                match (dest, self.machine.op(self.host, op, dest.map(|d| f.ty(d).elem), frame, span)?) {
+                let elem = dest.map(|d| f.ty(d).elem);
+                match (dest, self.machine.op(self.host, op, elem, frame, dead, span)?) {
                     (Some(d), Some(v)) => set(frame, *d, v, span)?,
                     (None, None) => {}
                     _ => return Err(internal_at(format!("{} with a wrong destination", op.name()), span)),
@@ -266,14 +309,22 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
             StmtKind::If { cond, then, otherwise, dests } => {
                 let c = get(frame, *cond, span)?;
                 let taken = self.machine.truth(&c, span)?;
-                let results = self.run_block(f, frame, if taken { then } else { otherwise })?;
+                let results = self.run_block(f, frame, if taken { then } else { otherwise }, dead)?;
                 assign(frame, dests, results, span)?;
             }
             StmtKind::While { state, init, cond, body, dests } => {
-                let mut current = init.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+                let current = init.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+                // The state has one owner, its slot: the body drops each round's state after
+                // its last read, so an op may append to it or write into it in place.
+                let mut in_loop = Vec::new();
+                cond.reads(&mut in_loop);
+                body.reads(&mut in_loop);
+                for v in dead.iter().filter(|v| !in_loop.contains(v)) {
+                    set_none(frame, *v);
+                }
+                assign(frame, state, current, span)?;
                 loop {
-                    assign(frame, state, current.clone(), span)?;
-                    let c = self.run_block(f, frame, cond)?;
+                    let c = self.run_block(f, frame, cond, &[])?;
                     let [c] = c.as_slice() else {
                         return Err(internal_at("a loop condition that is not one value", span));
                     };
@@ -281,9 +332,14 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
                         break;
                     }
                     self.machine.counters().host_loop_iterations += 1;
-                    current = self.run_block(f, frame, body)?;
+                    let next = self.run_block(f, frame, body, state)?;
+                    assign(frame, state, next, span)?;
                 }
-                assign(frame, dests, current, span)?;
+                let last = state.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+                for &v in state {
+                    set_none(frame, v);
+                }
+                assign(frame, dests, last, span)?;
             }
             StmtKind::ElementLoop { dests, .. } => {
                 let results = self.machine.element_loop(f, stmt, frame)?;
@@ -293,7 +349,7 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
             StmtKind::Kernel(kernel) => {
                 if !self.machine.kernel(f, stmt, frame)? {
                     for member in &kernel.body {
-                        self.stmt(f, frame, member)?;
+                        self.stmt(f, frame, member, &[])?;
                     }
                     for v in kernel.defined() {
                         if !kernel.outputs.contains(&v) {
@@ -304,6 +360,11 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
             }
             StmtKind::Call { func, args, dests } => {
                 let values = args.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+                // Arguments read here for the last time move into the callee, which drops each
+                // after its own last read of it.
+                for &v in dead {
+                    set_none(frame, v);
+                }
                 self.machine.counters().calls += 1;
                 let elsewhere =
                     self.machine.call_elsewhere(self.host, self.program, *func, &values, self.depth, span)?;
@@ -354,6 +415,17 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
 pub fn get<V: Clone>(frame: &Frame<V>, var: VarId, span: TextRange) -> RunResult<V> {
     match frame.get(var as usize) {
         Some(Some(v)) => Ok(v.clone()),
+        Some(None) => {
+            Err(internal_at(format!("%{var} is read before it is defined or after it is freed"), span))
+        }
+        None => Err(internal_at(format!("variable %{var} does not exist"), span)),
+    }
+}
+
+/// A variable's value, moved out of the frame: its last read.
+pub fn take<V>(frame: &mut Frame<V>, var: VarId, span: TextRange) -> RunResult<V> {
+    match frame.get_mut(var as usize) {
+        Some(slot @ Some(_)) => slot.take().ok_or_else(|| internal_at("an empty slot", span)),
         Some(None) => {
             Err(internal_at(format!("%{var} is read before it is defined or after it is freed"), span))
         }

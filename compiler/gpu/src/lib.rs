@@ -192,7 +192,7 @@ pub fn apply(
     let mut report = Report::default();
     let mut machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, span))?;
     let mut frame: Frame<DeviceValue> = args.into_iter().map(Some).collect();
-    let result = machine.op(&mut NoFiles, op, dest, &mut frame, span)?;
+    let result = machine.op(&mut NoFiles, op, dest, &mut frame, &[], span)?;
     machine.sync(span)?;
     Ok(result)
 }
@@ -667,6 +667,7 @@ impl Machine for GpuMachine<'_, '_> {
         op: &Op,
         dest: Option<Scalar>,
         frame: &mut Frame<DeviceValue>,
+        _dying: &[VarId],
         span: TextRange,
     ) -> RunResult<Option<DeviceValue>> {
         self.attribute_to(span);

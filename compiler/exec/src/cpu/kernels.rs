@@ -7,6 +7,7 @@
 
 use std::cmp::Ordering;
 use std::ops::Range;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -714,7 +715,19 @@ pub fn all_indexes_below(index: &FlatValue, len: usize) -> bool {
 }
 
 pub fn scatter(dst: &FlatValue, index: &FlatValue, src: &FlatValue) -> KResult<FlatValue> {
-    let dstb = buffer(dst)?;
+    scatter_into(dst.clone(), index, src)
+}
+
+/// `scatter`, writing into `dst`'s own vector where nobody else holds it (a value handed over
+/// at its last read, such as a loop's state) and into a copy otherwise.
+pub fn scatter_into(dst: FlatValue, index: &FlatValue, src: &FlatValue) -> KResult<FlatValue> {
+    let mut dst = match dst {
+        FlatValue::Vector(b) => b,
+        other => {
+            buffer(&other)?;
+            return internal("a scatter into a value that is not a vector");
+        }
+    };
     let idx = int_arg(index)?;
     let n = match index.vector_len() {
         Some(n) => n,
@@ -723,19 +736,18 @@ pub fn scatter(dst: &FlatValue, index: &FlatValue, src: &FlatValue) -> KResult<F
     if src.vector_len().is_some_and(|m| m != n) {
         return internal("scatter of values and indexes of unequal lengths");
     }
-    let len = dstb.len();
+    let len = dst.len();
     let bad = (0..n).into_par_iter().find_first(|&k| in_range(idx.get(k), len).is_none());
     if let Some(k) = bad {
         return internal(format!("scatter index {} out of range for {len} elements", idx.get(k)));
     }
-    each_buffer!(dstb, xs, T, {
+    each_buffer!(Arc::make_mut(&mut dst), xs, T, {
         let values = arg::<T>(src)?;
-        let mut v = xs.clone();
         for k in 0..n {
-            v[idx.get(k) as usize] = values.get(k);
+            xs[idx.get(k) as usize] = values.get(k);
         }
-        Ok(FlatValue::vector(T::wrap(v)))
-    })
+    });
+    Ok(FlatValue::Vector(dst))
 }
 
 pub fn pack(src: &FlatValue, flags: &FlatValue) -> KResult<FlatValue> {

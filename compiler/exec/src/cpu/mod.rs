@@ -18,11 +18,12 @@ pub mod value;
 mod tests;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use rowan::TextRange;
 
 use crate::Interrupt;
-use crate::host_flow::{Frame, Machine, RunResult, Walker, get, internal_at, set};
+use crate::host_flow::{Frame, Machine, RunResult, Walker, get, internal_at, set, take};
 use crate::interp::Host;
 use crate::interp::ops::Fail;
 use weft_core::types::{Scalar, Type};
@@ -156,13 +157,24 @@ impl Machine for CpuMachine<'_> {
         op: &Op,
         _dest: Option<Scalar>,
         frame: &mut Frame<FlatValue>,
+        dying: &[VarId],
         span: TextRange,
     ) -> RunResult<Option<FlatValue>> {
-        let mut args = op.operands().iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+        let operands = op.operands();
+        // An operand read here for the last time, and once, is moved out of the frame: where
+        // nobody else holds its vector, `concat` and `scatter` then write into it in place.
+        let owned = |v: &VarId| dying.contains(v) && operands.iter().filter(|&w| w == v).count() == 1;
+        let mut args = operands
+            .iter()
+            .map(|v| if owned(v) { take(frame, *v, span) } else { get(frame, *v, span) })
+            .collect::<RunResult<Vec<_>>>()?;
         let strided = if self.strided { progression::run_op(op, &args) } else { None };
         if strided.is_some() {
             self.counters.strided_ops += 1;
         }
+        // The vectors the op passes over: its operands and its result.
+        let mut passed: Vec<usize> = args.iter().filter_map(FlatValue::vector_len).collect();
+        let mut appended = false;
         let result = match (op, strided) {
             (_, Some(result)) => result,
             (Op::Load { path, csv, ty, field }, None) => {
@@ -170,16 +182,36 @@ impl Machine for CpuMachine<'_> {
             }
             (_, None) => {
                 // Written out once, in place, so that later reads share the vector.
-                for (&var, arg) in op.operands().iter().zip(args.iter_mut()) {
+                for (&var, arg) in operands.iter().zip(args.iter_mut()) {
                     if let FlatValue::Progression(p) = arg {
                         *arg = p.materialize();
-                        set(frame, var, arg.clone(), span)?;
+                        if !owned(&var) {
+                            set(frame, var, arg.clone(), span)?;
+                        }
                     }
                 }
-                kernels::run_op(op, &args)
+                match op {
+                    Op::Concat(_) => match append_in_place(&mut args) {
+                        Some(grown) => {
+                            // Only the appended parts are passed over.
+                            passed.remove(0);
+                            appended = true;
+                            Ok(Some(grown))
+                        }
+                        None => kernels::run_op(op, &args),
+                    },
+                    Op::Scatter { .. } if args.len() == 3 => {
+                        let dst = std::mem::replace(&mut args[0], FlatValue::Scalar(ScalarValue::I32(0)));
+                        kernels::scatter_into(dst, &args[1], &args[2]).map(Some)
+                    }
+                    _ => kernels::run_op(op, &args),
+                }
             }
         };
-        self.count(op, &args, result.as_ref().ok().and_then(Option::as_ref));
+        if !appended {
+            passed.extend(result.as_ref().ok().and_then(Option::as_ref).and_then(FlatValue::vector_len));
+        }
+        self.counters.record_op(op, passed.into_iter());
         result.map_err(|e| at(e, span))
     }
 
@@ -329,10 +361,27 @@ fn load_file(host: &mut dyn Host, path: &str, csv: bool, ty: &Type) -> Result<Ve
     Ok(value_to_vars(ty, &value))
 }
 
-impl CpuMachine<'_> {
-    fn count(&mut self, op: &Op, args: &[FlatValue], result: Option<&FlatValue>) {
-        self.counters.record_op(op, args.iter().chain(result).filter_map(FlatValue::vector_len));
+/// `concat(a, ...)` appending to `a`'s own vector, where nobody else holds it (a loop's state
+/// handed over at its last read): a loop that adds a piece each round then writes each element
+/// once (amortised) rather than copying all it has so far. `None` leaves the op to the kernel:
+/// `a` is shared or no vector, or a part's type differs.
+fn append_in_place(args: &mut [FlatValue]) -> Option<FlatValue> {
+    let (first, rest) = args.split_first_mut()?;
+    let FlatValue::Vector(buffer) = first else { return None };
+    let ty = buffer.ty();
+    if rest.iter().any(|part| part.ty() != ty || matches!(part, FlatValue::Progression(_))) {
+        return None;
     }
+    let target = Arc::get_mut(buffer)?;
+    for part in rest.iter() {
+        let appended = match part {
+            FlatValue::Vector(b) => target.extend_from(b),
+            FlatValue::Scalar(s) => target.extend_from(&Buffer::from_scalars(ty, &[*s])),
+            FlatValue::Progression(_) => false,
+        };
+        debug_assert!(appended, "parts of one type append");
+    }
+    Some(first.clone())
 }
 
 impl Counters {

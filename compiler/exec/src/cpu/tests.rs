@@ -514,10 +514,14 @@ fn variables_are_freed_after_their_last_use_only() {
     let w = b.op(vi32(), Op::Binary(BinaryOp::Add, y, z));
     let r = b.op(si32(), Op::Reduce { op: ReduceOp::Add, src: w });
     let f = b.finish("f", vec![r]);
-    let live = Liveness::of(&f.body);
+    let live = Liveness::of(&f.body, &[]);
     assert_eq!(live.free_after[4], vec![y, z]);
     assert_eq!(live.free_after[5], vec![w]);
     assert!(live.free_after.iter().all(|d| !d.contains(&x) && !d.contains(&r)));
+    // As a function body, whose parameters die with it: x goes with `two`, after `y`.
+    let body = Liveness::of(&f.body, &f.params);
+    assert_eq!(body.free_after[1], vec![two, x]);
+    assert_eq!(body.free_after[4], vec![y, z]);
     let out = ok1(f, vec![i32s(&[1, 2, 3])]);
     assert_eq!(out[0], FlatValue::Scalar(ScalarValue::I32((2 + 3) + (4 + 5) + (6 + 7))));
 }

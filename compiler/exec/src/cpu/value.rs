@@ -127,6 +127,19 @@ impl Buffer {
         }
     }
 
+    /// Appends `other`'s elements and says whether it could: not where the types differ.
+    pub fn extend_from(&mut self, other: &Buffer) -> bool {
+        match (self, other) {
+            (Buffer::Bool(a), Buffer::Bool(b)) => a.extend_from_slice(b),
+            (Buffer::I32(a), Buffer::I32(b)) => a.extend_from_slice(b),
+            (Buffer::I64(a), Buffer::I64(b)) => a.extend_from_slice(b),
+            (Buffer::F32(a), Buffer::F32(b)) => a.extend_from_slice(b),
+            (Buffer::F64(a), Buffer::F64(b)) => a.extend_from_slice(b),
+            _ => return false,
+        }
+        true
+    }
+
     /// An empty buffer of element type `ty`.
     pub fn empty(ty: Scalar) -> Buffer {
         match ty {

@@ -11,11 +11,13 @@
 //!   their new state back and evaluates their condition again, until no element is active. A
 //!   body with nested parallel work is flattened as in any other context.
 
-use crate::ir::{self, IrType, Op, ReduceOp, StmtKind, VarId};
+use crate::ir::{self, IrType, Op, ReduceOp, Segs, StmtKind, VarId};
 use weft_core::types::{Scalar, Type};
 use weft_core::{self as core, BinaryOp, Expr, ExprId, Pattern};
 
-use super::{CtxId, FlattenResult, Flattener, ROOT, Rep, is_safe, is_scalar_data, is_scalar_math, seqs};
+use super::{
+    CtxId, FlattenResult, Flattener, ROOT, Rep, SeqRep, is_safe, is_scalar_data, is_scalar_math, seqs,
+};
 
 impl<'c> Flattener<'c> {
     #[allow(clippy::too_many_arguments)]
@@ -706,6 +708,7 @@ impl<'c> Flattener<'c> {
                 written.push(me.b.emit("state", Op::Scatter { dst: old, index: running, src: new }));
             }
             let merged = super::prims::rebuild_top(&current, &mut written.into_iter());
+            let merged = me.compact_state(&merged);
             let f = me.b.bool(false);
             let idle = me.b.replicate(f, size);
             let active = me.b.emit("running", Op::Scatter { dst: idle, index: running, src: again });
@@ -713,6 +716,30 @@ impl<'c> Flattener<'c> {
         };
         let (values, _) = self.rounds(ty, &start, vec![active], any, round)?;
         Ok(values)
+    }
+}
+
+impl Flattener<'_> {
+    /// A loop state whose sequences are copied out of the elements they share: the merge
+    /// points them into every round's elements joined (`share_elems`), so without the copy the
+    /// elements of finished rounds and superseded states would stay, and grow, round after round.
+    /// Sequences nested in sequences still share their innermost elements.
+    fn compact_state(&mut self, state: &Rep) -> Rep {
+        match state {
+            Rep::Leaf(_) => state.clone(),
+            Rep::Tuple(fields) => Rep::Tuple(fields.iter().map(|f| self.compact_state(f)).collect()),
+            Rep::Seq(seq)
+                if seq.compact || !self.b.is_vector(seq.offsets) || !self.b.is_vector(seq.lengths) =>
+            {
+                state.clone()
+            }
+            Rep::Seq(seq) => {
+                let segs = Segs { offsets: seq.offsets, lengths: seq.lengths };
+                let (elems, _) = self.segment_elems(seq, segs, false);
+                let offsets = self.b.offsets_of(seq.lengths);
+                Rep::Seq(Box::new(SeqRep { offsets, lengths: seq.lengths, elems, compact: true }))
+            }
+        }
     }
 }
 
