@@ -335,10 +335,7 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
                     let next = self.run_block(f, frame, body, state)?;
                     assign(frame, state, next, span)?;
                 }
-                let last = state.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
-                for &v in state {
-                    set_none(frame, v);
-                }
+                let last = state.iter().map(|&v| take(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
                 assign(frame, dests, last, span)?;
             }
             StmtKind::ElementLoop { dests, .. } => {
@@ -425,10 +422,9 @@ pub fn get<V: Clone>(frame: &Frame<V>, var: VarId, span: TextRange) -> RunResult
 /// A variable's value, moved out of the frame: its last read.
 pub fn take<V>(frame: &mut Frame<V>, var: VarId, span: TextRange) -> RunResult<V> {
     match frame.get_mut(var as usize) {
-        Some(slot @ Some(_)) => slot.take().ok_or_else(|| internal_at("an empty slot", span)),
-        Some(None) => {
-            Err(internal_at(format!("%{var} is read before it is defined or after it is freed"), span))
-        }
+        Some(slot) => slot.take().ok_or_else(|| {
+            internal_at(format!("%{var} is read before it is defined or after it is freed"), span)
+        }),
         None => Err(internal_at(format!("variable %{var} does not exist"), span)),
     }
 }

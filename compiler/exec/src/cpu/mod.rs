@@ -175,6 +175,8 @@ impl Machine for CpuMachine<'_> {
         // The vectors the op passes over: its operands and its result.
         let mut passed: Vec<usize> = args.iter().filter_map(FlatValue::vector_len).collect();
         let mut appended = false;
+        // A scatter into a vector nobody else holds writes its values alone, not the vector.
+        let scatter_in_place = matches!((op, args.first()), (Op::Scatter { .. }, Some(FlatValue::Vector(b))) if Arc::strong_count(b) == 1);
         let result = match (op, strided) {
             (_, Some(result)) => result,
             (Op::Load { path, csv, ty, field }, None) => {
@@ -193,8 +195,9 @@ impl Machine for CpuMachine<'_> {
                 match op {
                     Op::Concat(_) => match append_in_place(&mut args) {
                         Some(grown) => {
-                            // Only the appended parts are passed over.
-                            passed.remove(0);
+                            // Only the appended elements are passed over.
+                            let had = passed.first().copied().unwrap_or(0);
+                            passed = vec![grown.vector_len().unwrap_or(had) - had];
                             appended = true;
                             Ok(Some(grown))
                         }
@@ -208,7 +211,9 @@ impl Machine for CpuMachine<'_> {
                 }
             }
         };
-        if !appended {
+        if scatter_in_place {
+            passed.remove(0);
+        } else if !appended {
             passed.extend(result.as_ref().ok().and_then(Option::as_ref).and_then(FlatValue::vector_len));
         }
         self.counters.record_op(op, passed.into_iter());

@@ -708,7 +708,7 @@ impl<'c> Flattener<'c> {
                 written.push(me.b.emit("state", Op::Scatter { dst: old, index: running, src: new }));
             }
             let merged = super::prims::rebuild_top(&current, &mut written.into_iter());
-            let merged = me.compact_state(&merged);
+            let merged = me.compact_sparse_state(ty, &merged)?;
             let f = me.b.bool(false);
             let idle = me.b.replicate(f, size);
             let active = me.b.emit("running", Op::Scatter { dst: idle, index: running, src: again });
@@ -720,19 +720,65 @@ impl<'c> Flattener<'c> {
 }
 
 impl Flattener<'_> {
-    /// A loop state whose sequences are copied out of the elements they share: the merge
-    /// points them into every round's elements joined (`share_elems`), so without the copy the
-    /// elements of finished rounds and superseded states would stay, and grow, round after round.
-    /// Sequences nested in sequences still share their innermost elements.
+    /// A loop state (of type `ty`) whose sequences are copied out of the elements they share
+    /// when those hold more than twice the elements the sequences cover. The merge of each round
+    /// points the state into every round's elements joined (`share_elems`), so without the copy
+    /// the elements of finished rounds and superseded states would stay, and grow, round after
+    /// round; copying only past twice keeps a loop that slices its state (`xs = xs[1:]`) linear,
+    /// amortised. Sequences nested in sequences still share their innermost elements.
+    fn compact_sparse_state(&mut self, ty: &Type, state: &Rep) -> FlattenResult<Rep> {
+        let mut shared = Vec::new();
+        self.shared_seqs(state, &mut shared);
+        if shared.is_empty() {
+            return Ok(state.clone());
+        }
+        let mut held = self.b.i32(0);
+        let mut covered = self.b.i32(0);
+        for seq in shared {
+            let size = self.coll_size(&seq.elems)?;
+            held = self.b.add(held, size);
+            let lengths = self.b.sum(seq.lengths);
+            covered = self.b.add(covered, lengths);
+        }
+        let two = self.b.i32(2);
+        let bound = self.b.mul(covered, two);
+        let sparse = self.b.binary(BinaryOp::Gt, held, bound);
+        let vars = |rep: &Rep| {
+            let mut vars = Vec::new();
+            seqs::push_vars(rep, &mut vars);
+            vars
+        };
+        let then = self.nested_block(|me| Ok(vars(&me.compact_state(state))))?;
+        let otherwise = self.nested_block(|_| Ok(vars(state)))?;
+        let dests = self.fresh_like(&then.results);
+        self.b.push(StmtKind::If { cond: sparse, then, otherwise, dests: dests.clone() });
+        Ok(seqs::from_layout(ty, &mut dests.into_iter()))
+    }
+
+    /// The top-level sequences of `rep` that point into shared elements.
+    fn shared_seqs<'r>(&self, rep: &'r Rep, out: &mut Vec<&'r SeqRep>) {
+        match rep {
+            Rep::Leaf(_) => {}
+            Rep::Tuple(fields) => fields.iter().for_each(|f| self.shared_seqs(f, out)),
+            Rep::Seq(seq) => {
+                if self.shares_elems(seq) {
+                    out.push(seq);
+                }
+            }
+        }
+    }
+
+    /// Whether a lifted sequence may point into elements other sequences share.
+    fn shares_elems(&self, seq: &SeqRep) -> bool {
+        !seq.compact && self.b.is_vector(seq.offsets) && self.b.is_vector(seq.lengths)
+    }
+
+    /// `state` with every sequence `shared_seqs` finds copied out into elements of its own.
     fn compact_state(&mut self, state: &Rep) -> Rep {
         match state {
             Rep::Leaf(_) => state.clone(),
             Rep::Tuple(fields) => Rep::Tuple(fields.iter().map(|f| self.compact_state(f)).collect()),
-            Rep::Seq(seq)
-                if seq.compact || !self.b.is_vector(seq.offsets) || !self.b.is_vector(seq.lengths) =>
-            {
-                state.clone()
-            }
+            Rep::Seq(seq) if !self.shares_elems(seq) => state.clone(),
             Rep::Seq(seq) => {
                 let segs = Segs { offsets: seq.offsets, lengths: seq.lengths };
                 let (elems, _) = self.segment_elems(seq, segs, false);
