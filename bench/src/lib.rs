@@ -523,7 +523,7 @@ fn hand_written(
         Ok(output) => disagreement(w, expected, &output),
         Err(why) => Some(why),
     };
-    let on_cpu = hand.describe().contains("Cpu");
+    let on_cpu = hand.is_cpu();
     for (size, _, inputs) in &per_size[1..] {
         if entry.excluded.is_some() {
             break;

@@ -68,6 +68,11 @@ impl HandGpu {
         self.gpu.describe()
     }
 
+    /// Whether the adapter runs on the CPU (lavapipe).
+    pub fn is_cpu(&self) -> bool {
+        self.gpu.is_cpu()
+    }
+
     /// Uploads `workload`'s inputs (outside the clock, as Weft's are).
     pub fn prepare(&self, workload: &str, inputs: &Inputs) -> Result<Prepared, String> {
         let upload = |array: Array| -> Result<(Arc<DeviceBuffer>, usize), String> {

@@ -116,6 +116,8 @@ pub struct Walker<'p, 'h, M: Machine> {
 /// Which variables to drop as a block starts, after each of its statements, and when it ends.
 #[derive(Debug, Default)]
 pub struct Liveness {
+    /// The outer variables that die with the block, as given to `of`.
+    pub dying: Vec<VarId>,
     /// Variables from outside the block that die with it but that it never reads.
     pub free_at_entry: Vec<VarId>,
     pub free_after: Vec<Vec<VarId>>,
@@ -169,7 +171,7 @@ impl Liveness {
                 slot.push(d);
             }
         }
-        Liveness { free_at_entry, free_after, defined }
+        Liveness { dying: dying.to_vec(), free_at_entry, free_after, defined }
     }
 }
 
@@ -248,10 +250,13 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
     /// A block's liveness. A block is only ever run from one place, so its `dying` set is
     /// always the same and the liveness can be kept by the block's address.
     fn liveness(&mut self, block: &Block, dying: &[VarId]) -> Rc<Liveness> {
-        self.liveness
+        let live = self
+            .liveness
             .entry(block as *const Block)
             .or_insert_with(|| Rc::new(Liveness::of(block, dying)))
-            .clone()
+            .clone();
+        debug_assert_eq!(live.dying, dying, "a block run with two sets of dying variables");
+        live
     }
 
     /// Runs a block and gives its results; every variable it defined, and every one of `dying`
