@@ -172,11 +172,9 @@ impl Machine for CpuMachine<'_> {
         if strided.is_some() {
             self.counters.strided_ops += 1;
         }
-        // The vectors the op passes over: its operands and its result.
-        let mut passed: Vec<usize> = args.iter().filter_map(FlatValue::vector_len).collect();
-        let mut appended = false;
-        // A scatter into a vector nobody else holds writes its values alone, not the vector.
-        let scatter_in_place = matches!((op, args.first()), (Op::Scatter { .. }, Some(FlatValue::Vector(b))) if Arc::strong_count(b) == 1);
+        let operand_lens: Vec<usize> = args.iter().filter_map(FlatValue::vector_len).collect();
+        // What an op that wrote into an operand in place wrote: all it passed over.
+        let mut written_in_place = None;
         let result = match (op, strided) {
             (_, Some(result)) => result,
             (Op::Load { path, csv, ty, field }, None) => {
@@ -192,30 +190,23 @@ impl Machine for CpuMachine<'_> {
                         }
                     }
                 }
-                match op {
-                    Op::Concat(_) => match append_in_place(&mut args) {
-                        Some(grown) => {
-                            // Only the appended elements are passed over.
-                            let had = passed.first().copied().unwrap_or(0);
-                            passed = vec![grown.vector_len().unwrap_or(had) - had];
-                            appended = true;
-                            Ok(Some(grown))
-                        }
-                        None => kernels::run_op(op, &args),
-                    },
-                    Op::Scatter { .. } if args.len() == 3 => {
-                        let dst = std::mem::replace(&mut args[0], FlatValue::Scalar(ScalarValue::I32(0)));
-                        kernels::scatter_into(dst, &args[1], &args[2]).map(Some)
+                match write_in_place(op, &mut args) {
+                    Some((result, written)) => {
+                        written_in_place = Some(written);
+                        result
                     }
-                    _ => kernels::run_op(op, &args),
+                    None => kernels::run_op(op, &args),
                 }
             }
         };
-        if scatter_in_place {
-            passed.remove(0);
-        } else if !appended {
-            passed.extend(result.as_ref().ok().and_then(Option::as_ref).and_then(FlatValue::vector_len));
-        }
+        let passed: Vec<usize> = match written_in_place {
+            Some(written) => vec![written],
+            None => {
+                let result_len =
+                    result.as_ref().ok().and_then(Option::as_ref).and_then(FlatValue::vector_len);
+                operand_lens.into_iter().chain(result_len).collect()
+            }
+        };
         self.counters.record_op(op, passed.into_iter());
         result.map_err(|e| at(e, span))
     }
@@ -366,27 +357,40 @@ fn load_file(host: &mut dyn Host, path: &str, csv: bool, ty: &Type) -> Result<Ve
     Ok(value_to_vars(ty, &value))
 }
 
-/// `concat(a, ...)` appending to `a`'s own vector, where nobody else holds it (a loop's state
-/// handed over at its last read): a loop that adds a piece each round then writes each element
-/// once (amortised) rather than copying all it has so far. `None` leaves the op to the kernel:
-/// `a` is shared or no vector, or a part's type differs.
-fn append_in_place(args: &mut [FlatValue]) -> Option<FlatValue> {
+/// Runs `concat` or `scatter` by writing into its first operand's own vector, where nobody
+/// else holds it (a loop's state handed over at its last read), and gives the result with the
+/// number of elements written. A loop that adds a piece each round then writes each element
+/// once (amortised) rather than copying all it has so far. `None` leaves the op to the kernels:
+/// another op, a shared or non-vector first operand, or parts of another type.
+fn write_in_place(op: &Op, args: &mut [FlatValue]) -> Option<(kernels::KResult<Option<FlatValue>>, usize)> {
     let (first, rest) = args.split_first_mut()?;
     let FlatValue::Vector(buffer) = first else { return None };
-    let ty = buffer.ty();
-    if rest.iter().any(|part| part.ty() != ty || matches!(part, FlatValue::Progression(_))) {
-        return None;
-    }
     let target = Arc::get_mut(buffer)?;
-    for part in rest.iter() {
-        let appended = match part {
-            FlatValue::Vector(b) => target.extend_from(b),
-            FlatValue::Scalar(s) => target.extend_from(&Buffer::from_scalars(ty, &[*s])),
-            FlatValue::Progression(_) => false,
-        };
-        debug_assert!(appended, "parts of one type append");
+    match (op, rest) {
+        (Op::Concat(_), rest) => {
+            let ty = target.ty();
+            if rest.iter().any(|part| part.ty() != ty) {
+                return None;
+            }
+            let had = target.len();
+            for part in rest.iter() {
+                let appended = match part {
+                    FlatValue::Vector(b) => target.extend_from(b),
+                    FlatValue::Scalar(s) => target.extend_from(&Buffer::from_scalars(ty, &[*s])),
+                    FlatValue::Progression(p) => target.extend_from(p.materialize().as_buffer()?),
+                };
+                debug_assert!(appended, "parts of one type append");
+            }
+            let written = target.len() - had;
+            Some((Ok(Some(first.clone())), written))
+        }
+        (Op::Scatter { .. }, [index, src]) => {
+            let written = index.vector_len().unwrap_or(0);
+            let dst = std::mem::replace(first, FlatValue::Scalar(ScalarValue::I32(0)));
+            Some((kernels::scatter_into(dst, index, src).map(Some), written))
+        }
+        _ => None,
     }
-    Some(first.clone())
 }
 
 impl Counters {

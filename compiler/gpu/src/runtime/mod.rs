@@ -205,7 +205,7 @@ struct Batch {
 pub const CPU_ADAPTER_CROSSOVER: u64 = 1 << 20;
 /// `Gpu::default_cpu_crossover` on a GPU: the default piece size (`flatten::DEFAULT_PIECE_SIZE`),
 /// so that a piecewise recursion, called a piece at a time, stays on the device.
-pub const GPU_CROSSOVER: u64 = 4_096;
+pub const GPU_CROSSOVER: u64 = weft_flat::flatten::DEFAULT_PIECE_SIZE as u64;
 
 /// The device and everything kept on it between runs.
 pub struct Gpu {
