@@ -1,6 +1,8 @@
 //! Fused kernels (`ir::StmtKind::Kernel`) on the device: one launch for the whole body, plus
 //! the primitive reduce's passes over the partial results of its reductions.
 
+use std::sync::Arc;
+
 use rowan::TextRange;
 
 use crate::runtime::Binding;
@@ -9,7 +11,7 @@ use weft_exec::host_flow::{Frame, RunResult, get, set};
 use weft_flat::ir::{Function, FusedKernel, Op, Stmt, StmtKind, VarId};
 use weft_flat::wgsl::{self, prims};
 
-use super::{DeviceValue, DeviceVec, GpuMachine, gpu_error};
+use super::{DeviceCount, DeviceValue, DeviceVec, GpuMachine, gpu_error};
 
 impl GpuMachine<'_, '_> {
     /// Runs `stmt`, a fused kernel, as one launch and sets its outputs; `false` when it cannot
@@ -30,8 +32,11 @@ impl GpuMachine<'_, '_> {
             return self.run_scan_kernel(f, stmt, &kernel.body[at], &producer, frame);
         }
         let inputs = kernel.inputs();
-        let values = inputs.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
-        let Some(n) = self.index_space(kernel, &inputs, &values, span)? else {
+        // A kernel that reduces runs over exact lengths: its blocks' partial results count.
+        let reduces =
+            kernel.body.iter().any(|s| matches!(&s.kind, StmtKind::Op { op: Op::Reduce { .. }, .. }));
+        let values = self.frame_values(frame, &inputs, !reduces, span)?;
+        let Some((n, count)) = self.index_space(kernel, &inputs, &values, span)? else {
             return Ok(false);
         };
         let mut params = vec![0u32; wgsl::FIRST_SCALAR];
@@ -49,7 +54,8 @@ impl GpuMachine<'_, '_> {
         }
         let mut outputs = Vec::new();
         for &v in &code.written {
-            let out = self.alloc(f.ty(v).elem, n, span)?;
+            let mut out = self.alloc(f.ty(v).elem, n, span)?;
+            out.count = count.clone();
             bindings.push(out.binding());
             outputs.push((v, out));
         }
@@ -66,18 +72,20 @@ impl GpuMachine<'_, '_> {
             bindings = self.with_record(bindings);
         }
         let words = super::prims::param_words(&params);
-        let launched = if code.reductions.is_empty() {
-            if n == 0 { Ok(()) } else { self.gpu.dispatch(&code.kernel, n as u64, &words, &bindings) }
+        if code.reductions.is_empty() {
+            self.launch_counted(&code.kernel, n, count.as_ref(), &words, &bindings, span)?;
         } else {
-            self.gpu.dispatch_groups(&code.kernel, blocks as u64, n as u64, &words, &bindings)
-        };
-        launched.map_err(|e| gpu_error(e, span))?;
+            let launched = self.gpu.dispatch_groups(&code.kernel, blocks as u64, n as u64, &words, &bindings);
+            launched.map_err(|e| gpu_error(e, span))?;
+        }
         for (v, out) in outputs {
             set(frame, v, DeviceValue::Device(out), span)?;
         }
         for ((v, partial), &(_, op, _)) in partials.into_iter().zip(&code.reductions) {
             let total = if blocks == 1 {
-                DeviceVec { scalar: true, ..partial }
+                let total = DeviceVec { scalar: true, ..partial };
+                self.keep_scalar(&total);
+                total
             } else {
                 self.reduce(op, &partial, span)?
             };
@@ -108,7 +116,7 @@ impl GpuMachine<'_, '_> {
         let src = producer.outputs[0];
         let elem = f.ty(src).elem;
         let inputs = producer.inputs();
-        let values = inputs.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+        let values = self.frame_values(frame, &inputs, false, span)?;
         let mut params = vec![0u32; wgsl::FIRST_SCALAR];
         let mut own = Vec::new();
         let mut operands = Vec::with_capacity(inputs.len());
@@ -123,10 +131,11 @@ impl GpuMachine<'_, '_> {
             inputs: &operands,
         };
         // The consumer's own operands besides its input: segments, initial value.
-        let own_operand = |v: VarId| get(frame, v, span);
         let result = match op {
             Op::Scan { op: rop, init, .. } => {
-                let Some(n) = self.index_space(producer, &inputs, &values, span)?.filter(|&n| n > 0) else {
+                let Some((n, _)) =
+                    self.index_space(producer, &inputs, &values, span)?.filter(|&(n, _)| n > 0)
+                else {
                     return Ok(false);
                 };
                 let Ok(pass) = prims::scan_blocks_produced(*rop, elem, false, &produced) else {
@@ -151,13 +160,17 @@ impl GpuMachine<'_, '_> {
                 )?;
                 let out = self.scan_carry(*rop, out, &sums, None, span)?;
                 match init {
-                    Some(init) => self.shift(*rop, &out, None, &own_operand(*init)?, span)?,
+                    Some(init) => {
+                        let init = self.settled(get(frame, *init, span)?, span)?;
+                        self.shift(*rop, &out, None, &init, span)?
+                    }
                     None => out,
                 }
             }
             Op::SegReduce { segs, .. } | Op::SegScan { segs, .. } => {
-                let offsets = self.device(&own_operand(segs.offsets)?, span)?;
-                let lengths = self.device(&own_operand(segs.lengths)?, span)?;
+                let offsets = self.settled(get(frame, segs.offsets, span)?, span)?;
+                let lengths = self.settled(get(frame, segs.lengths, span)?, span)?;
+                let (offsets, lengths) = (self.device(&offsets, span)?, self.device(&lengths, span)?);
                 let (starts, total) = self.compact(&lengths, span)?;
                 let Ok(pass) = wgsl::prims::segment_gather_produced(elem, &produced) else {
                     return Ok(false);
@@ -182,7 +195,9 @@ impl GpuMachine<'_, '_> {
                     |me, params, b| me.launch(&pass, total, params, b, span),
                 )?;
                 let init = match op {
-                    Op::SegScan { init: Some(init), .. } => Some(own_operand(*init)?),
+                    Op::SegScan { init: Some(init), .. } => {
+                        Some(self.settled(get(frame, *init, span)?, span)?)
+                    }
                     _ => None,
                 };
                 self.segmented_tail(op, &vals, &flags, &lengths, &starts, init.as_ref(), span)?
@@ -227,14 +242,15 @@ impl GpuMachine<'_, '_> {
     }
 
     /// The number of elements the kernel runs over: the length of the vectors it reads
-    /// element by element, or the count of its `iota` or `replicate`.
+    /// element by element (a bound, with the device count of one whose exact length is still
+    /// on the device), or the count of its `iota` or `replicate`.
     fn index_space(
         &mut self,
         kernel: &FusedKernel,
         inputs: &[VarId],
         values: &[DeviceValue],
         span: TextRange,
-    ) -> RunResult<Option<usize>> {
+    ) -> RunResult<Option<(usize, Option<Arc<DeviceCount>>)>> {
         // A gather's source is read anywhere; the other vectors, one element per thread.
         let element_wise = |v: VarId| {
             kernel.body.iter().any(|s| match &s.kind {
@@ -243,20 +259,15 @@ impl GpuMachine<'_, '_> {
                 _ => false,
             })
         };
-        let mut n = None;
-        for (&var, value) in inputs.iter().zip(values) {
-            if let Some(len) = value.vector_len().filter(|_| element_wise(var)) {
-                n = Some(n.map_or(len, |m: usize| m.max(len)));
-            }
-        }
-        if n.is_some() {
-            return Ok(n);
+        let elements = inputs.iter().zip(values).filter(|(var, _)| element_wise(**var)).map(|(_, v)| v);
+        if let (Some(n), count) = super::extent(elements) {
+            return Ok(Some((n, count)));
         }
         for stmt in &kernel.body {
             if let StmtKind::Op { op: Op::Iota { len } | Op::Replicate { len, .. }, .. } = &stmt.kind {
                 let at = inputs.iter().position(|v| v == len);
                 if let Some(value) = at.map(|k| values[k].clone()) {
-                    return self.host_count(&value, span).map(Some);
+                    return self.host_count(&value, span).map(|n| Some((n, None)));
                 }
             }
         }

@@ -45,7 +45,7 @@ use weft_flat::wgsl::scalar::storage_size;
 use weft_flat::wgsl::{self, Operand};
 use weft_syntax::diagnostics::{Code, Diagnostic};
 
-pub use self::value::{DeviceValue, DeviceVec};
+pub use self::value::{DeviceCount, DeviceValue, DeviceVec};
 
 /// What a run on the GPU did.
 #[derive(Debug, Clone, Default)]
@@ -156,7 +156,9 @@ fn walk(
     // Work whose results no one read may still fail: the run is over only when the device
     // says nothing failed.
     gpu.attribute_to(0, 0);
-    let outcome = outcome.and_then(|results| walker.machine.sync(span).map(|()| results));
+    let outcome = outcome
+        .and_then(|results| walker.machine.settle_all(results, span))
+        .and_then(|results| walker.machine.sync(span).map(|()| results));
     walker.machine.call_depth(0);
     outcome
 }
@@ -193,6 +195,7 @@ pub fn apply(
     let mut machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, span))?;
     let mut frame: Frame<DeviceValue> = args.into_iter().map(Some).collect();
     let result = machine.op(&mut NoFiles, op, dest, &mut frame, &[], span)?;
+    let result = result.map(|r| machine.settled(r, span)).transpose()?;
     machine.sync(span)?;
     Ok(result)
 }
@@ -296,6 +299,9 @@ fn stats_since(before: &Stats, after: &Stats) -> Stats {
     }
 }
 
+/// How many device scalars a run keeps for read-backs to bring (`GpuMachine::scalars`).
+const SCALARS_KEPT: usize = 32;
+
 /// How many launches that may fail can wait for a read-back to check them.
 const PENDING_LIMIT: usize = 1024;
 
@@ -320,6 +326,13 @@ pub(crate) struct GpuMachine<'g, 'r> {
     /// The open calls, and the launches and read-backs when that last changed.
     depth: usize,
     depth_mark: (u64, u64),
+    /// Device counts no read-back has brought to the host yet: the next read-back, whatever
+    /// it is for, brings them all.
+    unsettled: Vec<Arc<DeviceCount>>,
+    /// Scalars computed on the device (reductions, element-wise ops on device scalars), and
+    /// their values once a read-back has brought them: every read-back brings the unread
+    /// ones, so a recursion that branches on one scalar and sizes by another reads once.
+    scalars: Vec<(Arc<DeviceBuffer>, Scalar, Option<ScalarValue>)>,
 }
 
 impl Drop for GpuMachine<'_, '_> {
@@ -353,6 +366,8 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
             layouts: Vec::new(),
             depth: 0,
             depth_mark: gpu.launches_and_read_backs(),
+            unsettled: Vec::new(),
+            scalars: Vec::new(),
         })
     }
 
@@ -409,34 +424,125 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
 
     /// Waits for all recorded work and raises the first failure.
     pub(crate) fn sync(&mut self, span: TextRange) -> RunResult<()> {
-        if self.pending.is_empty() {
+        if self.pending.is_empty() && self.unsettled.is_empty() {
             return self.gpu.submit().map_err(|e| gpu_error(e, span));
         }
-        let error = self.gpu.first_error(&self.record).map_err(|e| gpu_error(e, span))?;
-        self.check_record(error, span)
+        self.read_parts(&[], span).map(|_| ())
     }
 
-    /// Reads `bytes` bytes of a buffer, after checking the error record.
-    fn read_bytes(&mut self, v: &DeviceVec, span: TextRange) -> RunResult<Vec<u8>> {
-        let (data, error) =
-            self.gpu.read(&v.buffer, 0, v.bytes(), &self.record).map_err(|e| gpu_error(e, span))?;
+    /// Reads ranges `(buffer, offset, bytes)` back in one read-back, after checking the error
+    /// record. The unsettled device counts come back with them, so that a level of a
+    /// recursion pays one read-back for whatever it needs to know.
+    fn read_parts(
+        &mut self,
+        parts: &[(&Arc<DeviceBuffer>, u64, u64)],
+        span: TextRange,
+    ) -> RunResult<Vec<Vec<u8>>> {
+        let counts = std::mem::take(&mut self.unsettled);
+        let unread: Vec<usize> = (0..self.scalars.len()).filter(|&k| self.scalars[k].2.is_none()).collect();
+        let scalars: Vec<(Arc<DeviceBuffer>, Scalar)> =
+            unread.iter().map(|&k| (self.scalars[k].0.clone(), self.scalars[k].1)).collect();
+        let mut all = parts.to_vec();
+        all.extend(counts.iter().map(|c| (&c.buffer, 0, 4)));
+        all.extend(scalars.iter().map(|(buffer, elem)| (buffer, 0, storage_size(*elem))));
+        let (mut data, error) = self.gpu.read_parts(&all, &self.record).map_err(|e| gpu_error(e, span))?;
+        if error != NO_ERROR {
+            // Explaining the failure reads operands back, their counts among them.
+            self.unsettled.extend(counts.iter().cloned());
+        }
         self.check_record(error, span)?;
+        let mut extra = data.drain(parts.len()..);
+        for (count, word) in counts.iter().zip(extra.by_ref()) {
+            let n = word.get(..4).map_or(0, |w| i32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+            let _ = count.exact.set(usize::try_from(n).unwrap_or(0));
+        }
+        for ((k, (_, elem)), bytes) in unread.into_iter().zip(&scalars).zip(extra) {
+            self.scalars[k].2 = value::decode(*elem, &bytes).get(0);
+        }
         Ok(data)
+    }
+
+    /// Keeps `scalar`, a device scalar just computed, to be read with the next read-back.
+    fn keep_scalar(&mut self, scalar: &DeviceVec) {
+        if self.scalars.len() >= SCALARS_KEPT {
+            self.scalars.remove(0);
+        }
+        self.scalars.push((scalar.buffer.clone(), scalar.elem, None));
+    }
+
+    /// The value of a device scalar that a read-back has brought.
+    fn known_scalar(&self, value: &DeviceValue) -> Option<ScalarValue> {
+        let DeviceValue::Device(v) = value else { return None };
+        let (_, _, known) = self.scalars.iter().find(|(b, _, _)| v.scalar && Arc::ptr_eq(b, &v.buffer))?;
+        *known
+    }
+
+    /// A new device count in the first word of `buffer`, to be brought back with the next
+    /// read-back.
+    fn device_count(&mut self, buffer: Arc<DeviceBuffer>) -> Arc<DeviceCount> {
+        let count = Arc::new(DeviceCount { buffer, exact: OnceLock::new() });
+        self.unsettled.push(count.clone());
+        count
+    }
+
+    /// `value` with its exact length on the host: a read-back if its count is still on the
+    /// device (with every other unsettled count).
+    fn settled(&mut self, value: DeviceValue, span: TextRange) -> RunResult<DeviceValue> {
+        match value {
+            DeviceValue::Device(v) if v.count.is_some() => {
+                if v.unsettled().is_some() {
+                    self.read_parts(&[], span)?;
+                }
+                Ok(DeviceValue::Device(v.settle_known()))
+            }
+            other => Ok(other),
+        }
+    }
+
+    fn settle_all(&mut self, values: Vec<DeviceValue>, span: TextRange) -> RunResult<Vec<DeviceValue>> {
+        values.into_iter().map(|v| self.settled(v, span)).collect()
+    }
+
+    /// The values of `vars`: settled, or only where their counts are known when the caller
+    /// runs over `counted` device counts (`DeviceVec::count`).
+    fn frame_values(
+        &mut self,
+        frame: &Frame<DeviceValue>,
+        vars: &[VarId],
+        counted: bool,
+        span: TextRange,
+    ) -> RunResult<Vec<DeviceValue>> {
+        let mut values = vars.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+        // A device scalar the host has read is a host scalar (a parameter word) from then on;
+        // 64-bit ones stay bound, where a host one would be uploaded.
+        for value in &mut values {
+            if let Some(known) = self.known_scalar(value).filter(|s| storage_size(s.ty()) == 4) {
+                *value = DeviceValue::Host(known);
+            }
+        }
+        if counted {
+            Ok(values.into_iter().map(DeviceValue::settle_known).collect())
+        } else {
+            self.settle_all(values, span)
+        }
     }
 
     /// A value as the CPU executor holds it.
     fn host_value(&mut self, value: &DeviceValue, span: TextRange) -> RunResult<cpu::FlatValue> {
-        match value {
-            DeviceValue::Host(s) => Ok(cpu::FlatValue::Scalar(*s)),
+        match self.settled(value.clone(), span)? {
+            DeviceValue::Host(s) => Ok(cpu::FlatValue::Scalar(s)),
             DeviceValue::Device(v) => {
-                let data = self.read_bytes(v, span)?;
-                Ok(v.decode(&data))
+                let data = self.read_parts(&[(&v.buffer, 0, v.bytes())], span)?;
+                Ok(v.decode(data.first().map_or(&[][..], Vec::as_slice)))
             }
         }
     }
 
     /// A scalar on the host, read back if it is on the device.
     fn host_scalar(&mut self, value: &DeviceValue, span: TextRange) -> RunResult<ScalarValue> {
+        if let Some(known) = self.known_scalar(value) {
+            return Ok(known);
+        }
         match self.host_value(value, span)? {
             cpu::FlatValue::Scalar(s) => Ok(s),
             cpu::FlatValue::Vector(b) if b.len() == 1 => {
@@ -461,7 +567,7 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
             cpu::FlatValue::Vector(b) => {
                 let (bytes, elem, len) = value::encode(&b);
                 let buffer = self.gpu.upload(&bytes).map_err(|e| gpu_error(e, span))?;
-                Ok(DeviceValue::Device(DeviceVec { buffer, len, elem, scalar: false }))
+                Ok(DeviceValue::Device(DeviceVec::exact(buffer, len, elem)))
             }
             cpu::FlatValue::Progression(_) => {
                 Err(internal_at("a progression after it was written out", span))
@@ -491,7 +597,7 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
             Diagnostic::new(Code::ResourceExhausted, span, format!("the GPU has no room for {what}: {e}"))
                 .with_help("use smaller inputs, or run with `--backend cpu`")
         })?;
-        Ok(DeviceVec { buffer, len, elem, scalar: false })
+        Ok(DeviceVec::exact(buffer, len, elem))
     }
 
     /// The operand kinds and bindings of a generated kernel's operands: host 32-bit scalars
@@ -565,9 +671,8 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         let span = stmt.span;
         let whole = matches!(op, Op::Gather { .. }).then_some(0);
         // The length of the op: its longest element operand (a gather's index for a gather).
-        let lens =
-            args.iter().enumerate().filter(|(k, _)| Some(*k) != whole).filter_map(|(_, a)| a.vector_len());
-        let n = lens.clone().max();
+        let elements = args.iter().enumerate().filter(|(k, _)| Some(*k) != whole).map(|(_, a)| a);
+        let (n, count) = extent(elements);
         let scalar_result = n.is_none();
         let n = n.unwrap_or(1);
         let mut params = vec![0u32; wgsl::FIRST_SCALAR];
@@ -583,6 +688,10 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
             Some(elem) => {
                 let mut out = self.alloc(elem, n, span)?;
                 out.scalar = scalar_result;
+                out.count = count.clone();
+                if scalar_result {
+                    self.keep_scalar(&out);
+                }
                 bindings.push(out.binding());
                 Some(out)
             }
@@ -598,9 +707,7 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
             };
             bindings = self.with_record(bindings);
         }
-        if n > 0 {
-            self.gpu.dispatch(&kernel, n as u64, &params, &bindings).map_err(|e| gpu_error(e, span))?;
-        }
+        self.launch_counted(&kernel, n, count.as_ref(), &params, &bindings, span)?;
         Ok(out.map(DeviceValue::Device))
     }
 
@@ -640,12 +747,49 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     }
 }
 
+/// The extent of a launch over `elements`, the operands it reads element by element: the
+/// longest bound, and the device count of one whose exact length is still on the device
+/// (operands read element by element are equally long, so any one's count is the length).
+/// `None` when no operand is a vector.
+fn extent<'v>(elements: impl Iterator<Item = &'v DeviceValue>) -> (Option<usize>, Option<Arc<DeviceCount>>) {
+    let mut n = None;
+    let mut count = None;
+    for value in elements {
+        if let DeviceValue::Device(v) = value
+            && !v.scalar
+        {
+            n = Some(n.map_or(v.len, |m: usize| m.max(v.len)));
+            if count.is_none() {
+                count = v.unsettled().cloned();
+            }
+        }
+    }
+    (n, count)
+}
+
 fn stmt_name(stmt: &Stmt) -> String {
     match &stmt.kind {
         StmtKind::Op { op, .. } => op.name(),
         StmtKind::Kernel(kernel) => format!("kernel {}", kernel.name),
         _ => "an element loop".into(),
     }
+}
+
+/// Whether the op runs over vectors whose exact lengths are still on the device
+/// (`DeviceVec::count`): the others have their operands settled first.
+fn takes_device_counts(op: &Op) -> bool {
+    is_element_wise(op)
+        || matches!(
+            op,
+            Op::Scatter { .. }
+                | Op::Concat(_)
+                | Op::Length(_)
+                | Op::Scan { .. }
+                | Op::SegIds { .. }
+                | Op::SegIota { .. }
+                | Op::SegReduce { .. }
+                | Op::SegScan { .. }
+        )
 }
 
 /// Whether the op is element-wise: one generated kernel over its operands.
@@ -671,8 +815,7 @@ impl Machine for GpuMachine<'_, '_> {
         span: TextRange,
     ) -> RunResult<Option<DeviceValue>> {
         self.attribute_to(span);
-        let operands = op.operands();
-        let args = operands.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>()?;
+        let args = self.frame_values(frame, &op.operands(), takes_device_counts(op), span)?;
         let on_device = args.iter().any(|a| matches!(a, DeviceValue::Device(_)));
         let stmt = Stmt { kind: StmtKind::Op { dest: None, op: op.clone() }, span };
         let result = match op {
@@ -684,6 +827,18 @@ impl Machine for GpuMachine<'_, '_> {
                 }
             },
             Op::Length(_) => match &args[0] {
+                // A count still on the device is a device scalar, read with the next read-back.
+                DeviceValue::Device(v) if let Some(count) = v.unsettled() => {
+                    let length = DeviceVec {
+                        buffer: count.buffer.clone(),
+                        len: 1,
+                        elem: Scalar::I32,
+                        scalar: true,
+                        count: None,
+                    };
+                    self.keep_scalar(&length);
+                    Ok(Some(DeviceValue::Device(length)))
+                }
                 DeviceValue::Device(v) => Ok(Some(DeviceValue::Host(ScalarValue::I32(v.len as i32)))),
                 DeviceValue::Host(_) => Err(internal_at("the length of a scalar", span)),
             },

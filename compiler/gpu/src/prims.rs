@@ -17,10 +17,11 @@ use weft_core::types::Scalar;
 use weft_exec::Interrupt;
 use weft_exec::cpu::{self, ScalarValue};
 use weft_exec::host_flow::{Frame, RunResult, get, internal_at};
-use weft_flat::ir::{Function, Op, ReduceOp, Stmt, StmtKind, VarId};
+use weft_flat::ir::{Function, Op, ReduceOp, Stmt, StmtKind};
 use weft_flat::wgsl::{self, LoopKernel, Operand, prims};
+use weft_syntax::diagnostics::Diagnostic;
 
-use super::value::{DeviceValue, DeviceVec};
+use super::value::{DeviceCount, DeviceValue, DeviceVec};
 use super::{GpuMachine, gpu_error};
 
 impl GpuMachine<'_, '_> {
@@ -47,6 +48,7 @@ impl GpuMachine<'_, '_> {
             }
             Op::SegIds { .. } | Op::SegIota { .. } => {
                 let lengths = self.device(a(0)?, span)?;
+                let lengths = self.settle_lengths(lengths, span)?;
                 let (starts, total) = self.compact(&lengths, span)?;
                 let ids = self.segment_ids(&lengths, &starts, total, span)?;
                 if matches!(op, Op::SegIds { .. }) {
@@ -74,16 +76,20 @@ impl GpuMachine<'_, '_> {
             Op::Pack { .. } => {
                 let (src, flags) = (self.device(a(0)?, span)?, self.device(a(1)?, span)?);
                 let counts = self.scan_inclusive(ReduceOp::Add, &as_i32(&flags), None, span)?;
-                let n = self.last_count(&counts, span)?;
-                let out = self.alloc(src.elem, n, span)?;
+                // The kept count stays on the device: the result is allocated by its bound,
+                // the input's length.
+                let mut out = self.alloc(src.elem, flags.len, span)?;
                 let bindings = [src.binding(), flags.binding(), counts.binding(), out.binding()];
                 self.launch(&prims::pack_scatter(src.elem), flags.len, &[], &bindings, span)?;
+                if flags.len > 0 {
+                    out.count = Some(self.last_of(&counts, span)?);
+                }
                 out
             }
             Op::Reduce { op: rop, .. } => {
                 let src = self.device(a(0)?, span)?;
                 if src.len == 0 {
-                    return self.on_cpu(op, args, span);
+                    return self.empty_combination(op, src.elem, 0, span);
                 }
                 self.reduce(*rop, &src, span)?
             }
@@ -96,11 +102,13 @@ impl GpuMachine<'_, '_> {
                 }
             }
             Op::SegReduce { .. } | Op::SegScan { .. } => {
-                let (src, lengths, offsets) =
-                    (self.device(a(0)?, span)?, self.device(a(2)?, span)?, self.device(a(1)?, span)?);
+                let lengths = self.device(a(2)?, span)?;
+                let lengths = self.settle_lengths(lengths, span)?;
+                // Read whole, or by segment: their bounds do as well as their lengths.
+                let (src, offsets) = (self.device(a(0)?, span)?, self.device(a(1)?, span)?);
                 let (starts, total) = self.compact(&lengths, span)?;
                 if total == 0 {
-                    return self.on_cpu(op, args, span);
+                    return self.empty_combination(op, src.elem, lengths.len, span);
                 }
                 let ids = self.segment_ids(&lengths, &starts, total, span)?;
                 let vals = self.alloc(src.elem, total, span)?;
@@ -137,6 +145,46 @@ impl GpuMachine<'_, '_> {
         Ok(Some(DeviceValue::Device(result)))
     }
 
+    /// A reduction, or a segmented reduction or scan over `segments` segments, with no
+    /// element to combine: the CPU executor's kernels give the result (or the error) of one
+    /// empty segment on the host, with no read-back, and a segmented reduction fills its
+    /// result with it.
+    pub(super) fn empty_combination(
+        &mut self,
+        op: &Op,
+        elem: Scalar,
+        segments: usize,
+        span: TextRange,
+    ) -> RunResult<Option<DeviceValue>> {
+        let vector = |elem: Scalar, values: &[ScalarValue]| {
+            cpu::FlatValue::vector(cpu::Buffer::from_scalars(elem, values))
+        };
+        let zero = [ScalarValue::I32(0)];
+        let host = match op {
+            Op::Reduce { .. } => vec![vector(elem, &[])],
+            Op::SegReduce { .. } => {
+                vec![vector(elem, &[]), vector(Scalar::I32, &zero), vector(Scalar::I32, &zero)]
+            }
+            _ => return Ok(Some(DeviceValue::Device(self.alloc(elem, 0, span)?))),
+        };
+        let result = match cpu::kernels::run_op(op, &host) {
+            Ok(result) => result,
+            Err(e) => {
+                // Errors come in program order: the device's first.
+                self.sync(span)?;
+                return Err(Diagnostic::new(e.code, span, e.message));
+            }
+        };
+        match result.map(|r| r.materialized()) {
+            Some(cpu::FlatValue::Scalar(s)) => Ok(Some(DeviceValue::Host(s))),
+            Some(cpu::FlatValue::Vector(b)) if matches!(op, Op::SegReduce { .. }) => {
+                let value = b.get(0).ok_or_else(|| internal_at("an empty segment without a value", span))?;
+                self.fill(&DeviceValue::Host(value), segments, span).map(|v| Some(DeviceValue::Device(v)))
+            }
+            _ => Err(internal_at(format!("`{}` of nothing", op.name()), span)),
+        }
+    }
+
     /// A segmented reduction or scan from its elements gathered into the compact layout
     /// (`vals`, with head `flags`): the segmented scan, then the exclusive shift from `init`, or
     /// each segment's last element.
@@ -169,6 +217,43 @@ impl GpuMachine<'_, '_> {
         }
     }
 
+    /// A launch over `n` elements, or over a bound `n` and a device `count`.
+    pub(super) fn launch_counted(
+        &self,
+        kernel: &wgsl::Kernel,
+        n: usize,
+        count: Option<&Arc<DeviceCount>>,
+        params: &[u32],
+        bindings: &[Binding],
+        span: TextRange,
+    ) -> RunResult<()> {
+        let counts: Vec<_> = count.map(|c| (0, c)).into_iter().collect();
+        self.launch_grid(kernel, n.div_ceil(wgsl::WORKGROUP as usize), n, &counts, params, bindings, span)
+    }
+
+    /// A launch of `groups` workgroups over `n` elements, with parameter words filled on the
+    /// device from `counts` (`Gpu::dispatch_counted`).
+    #[allow(clippy::too_many_arguments)]
+    fn launch_grid(
+        &self,
+        kernel: &wgsl::Kernel,
+        groups: usize,
+        n: usize,
+        counts: &[(usize, &Arc<DeviceCount>)],
+        params: &[u32],
+        bindings: &[Binding],
+        span: TextRange,
+    ) -> RunResult<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let counts: Vec<_> = counts.iter().map(|&(k, c)| (k, &c.buffer)).collect();
+        let words = param_words(params);
+        self.gpu
+            .dispatch_counted(kernel, groups as u64, n as u64, &counts, &words, bindings)
+            .map_err(|e| gpu_error(e, span))
+    }
+
     pub(super) fn launch(
         &self,
         kernel: &wgsl::Kernel,
@@ -189,9 +274,21 @@ impl GpuMachine<'_, '_> {
         bindings: &[Binding],
         span: TextRange,
     ) -> RunResult<()> {
-        let blocks = (n as u64).div_ceil(u64::from(prims::BLOCK));
-        let words = param_words(params);
-        self.gpu.dispatch_groups(kernel, blocks, n as u64, &words, bindings).map_err(|e| gpu_error(e, span))
+        self.launch_blocks_counted(kernel, n, None, params, bindings, span)
+    }
+
+    /// `launch_blocks` over a bound `n` and, when given, a device count.
+    fn launch_blocks_counted(
+        &self,
+        kernel: &wgsl::Kernel,
+        n: usize,
+        count: Option<&Arc<DeviceCount>>,
+        params: &[u32],
+        bindings: &[Binding],
+        span: TextRange,
+    ) -> RunResult<()> {
+        let counts: Vec<_> = count.map(|c| (0, c)).into_iter().collect();
+        self.launch_grid(kernel, n.div_ceil(prims::BLOCK as usize), n, &counts, params, bindings, span)
     }
 
     /// An operand that must be a device array.
@@ -223,7 +320,11 @@ impl GpuMachine<'_, '_> {
     ) -> RunResult<DeviceVec> {
         let n = src.len;
         let elem = src.elem;
-        let out = self.alloc(elem, n, span)?;
+        // Over a bound, the blocks past the count scan nothing that is read: a block's carry
+        // comes from the blocks before it.
+        let count = src.unsettled().cloned();
+        let mut out = self.alloc(elem, n, span)?;
+        out.count = count.clone();
         if n == 0 {
             return Ok(out);
         }
@@ -241,7 +342,8 @@ impl GpuMachine<'_, '_> {
             }
             None => None,
         };
-        self.launch_blocks(&prims::scan_blocks(op, elem, flags.is_some()), n, &[], &bindings, span)?;
+        let kernel = prims::scan_blocks(op, elem, flags.is_some());
+        self.launch_blocks_counted(&kernel, n, count.as_ref(), &[], &bindings, span)?;
         self.scan_carry(op, out, &sums, block_flags.as_ref(), span)
     }
 
@@ -260,7 +362,7 @@ impl GpuMachine<'_, '_> {
             let mut bindings = vec![out.binding(), scanned.binding()];
             bindings.extend(block_flags.map(|(_, first)| first.binding()));
             let kernel = prims::scan_add_carry(op, out.elem, block_flags.is_some());
-            self.launch(&kernel, out.len, &[], &bindings, span)?;
+            self.launch_counted(&kernel, out.len, out.unsettled(), &[], &bindings, span)?;
         }
         Ok(out)
     }
@@ -278,10 +380,11 @@ impl GpuMachine<'_, '_> {
         let mut bindings = vec![scanned.binding()];
         bindings.extend(flags.map(DeviceVec::binding));
         let operands = self.operands(std::slice::from_ref(init), None, &mut params, &mut bindings, span)?;
-        let out = self.alloc(scanned.elem, scanned.len, span)?;
+        let mut out = self.alloc(scanned.elem, scanned.len, span)?;
+        out.count = scanned.unsettled().cloned();
         bindings.push(out.binding());
         let kernel = prims::scan_shift(op, scanned.elem, flags.is_some(), operands[0]);
-        self.launch(&kernel, scanned.len, &params, &bindings, span)?;
+        self.launch_counted(&kernel, scanned.len, out.count.as_ref(), &params, &bindings, span)?;
         Ok(out)
     }
 
@@ -294,10 +397,20 @@ impl GpuMachine<'_, '_> {
             let bindings = [current.binding(), out.binding()];
             self.launch_blocks(&prims::reduce_blocks(op, current.elem), current.len, &[], &bindings, span)?;
             if blocks == 1 {
-                return Ok(DeviceVec { scalar: true, ..out });
+                let total = DeviceVec { scalar: true, ..out };
+                self.keep_scalar(&total);
+                return Ok(total);
             }
             current = out;
         }
+    }
+
+    /// The last element of an inclusive count (of a known, non-zero length), as a device
+    /// count: a copy on the device, no launch and no read-back.
+    fn last_of(&mut self, counts: &DeviceVec, span: TextRange) -> RunResult<Arc<DeviceCount>> {
+        let word = self.alloc(Scalar::I32, 1, span)?;
+        self.gpu.copy(&counts.buffer, (counts.len as u64 - 1) * 4, &word.buffer, 0, 4);
+        Ok(self.device_count(word.buffer))
     }
 
     /// The last element of an inclusive count, read back: a total the host allocates by.
@@ -306,10 +419,9 @@ impl GpuMachine<'_, '_> {
             return Ok(0);
         }
         let offset = (counts.len as u64 - 1) * 4;
-        let (data, error) =
-            self.gpu.read(&counts.buffer, offset, 4, &self.record).map_err(|e| gpu_error(e, span))?;
-        self.check_record(error, span)?;
-        let total = i32::from_le_bytes([data[0], data[1], data[2], data[3]]);
+        let data = self.read_parts(&[(&counts.buffer, offset, 4)], span)?;
+        let word = data.first().and_then(|w| w.get(..4)).unwrap_or(&[0; 4]);
+        let total = i32::from_le_bytes([word[0], word[1], word[2], word[3]]);
         Ok(usize::try_from(total).unwrap_or(0))
     }
 
@@ -324,12 +436,44 @@ impl GpuMachine<'_, '_> {
         let total = self.last_count(&ends, span)?;
         let starts =
             self.map(&Op::Binary(BinaryOp::Sub, 0, 1), &[ends, lengths.clone()], Scalar::I32, span)?;
+        self.keep_layout(CompactLayout {
+            lengths: lengths.clone(),
+            starts: starts.clone(),
+            total,
+            ids: None,
+        });
+        Ok((starts, total))
+    }
+
+    /// Segment lengths whose count is still on the device, settled together with their
+    /// total: one read-back brings both (and every other unsettled count), and the compact
+    /// layout is kept for `compact`.
+    pub(super) fn settle_lengths(&mut self, lengths: DeviceVec, span: TextRange) -> RunResult<DeviceVec> {
+        let Some(count) = lengths.unsettled().cloned() else {
+            return Ok(lengths.settle_known());
+        };
+        let ends = self.scan_inclusive(ReduceOp::Add, &lengths, None, span)?;
+        let word = self.alloc(Scalar::I32, 1, span)?;
+        let bindings = [ends.binding(), word.binding()];
+        let counts = [(wgsl::FIRST_SCALAR, &count)];
+        self.launch_grid(&prims::last_element(), 1, 1, &counts, &[], &bindings, span)?;
+        let total = self.device_count(word.buffer);
+        self.read_parts(&[], span)?;
+        let (lengths, ends) = (lengths.settle_known(), ends.settle_known());
+        let total = total.exact.get().copied().unwrap_or(0);
+        let starts =
+            self.map(&Op::Binary(BinaryOp::Sub, 0, 1), &[ends, lengths.clone()], Scalar::I32, span)?;
+        self.keep_layout(CompactLayout { lengths: lengths.clone(), starts, total, ids: None });
+        Ok(lengths)
+    }
+
+    fn keep_layout(&mut self, layout: CompactLayout) {
+        // A layout whose lengths only this cache holds can never be asked for again.
+        self.layouts.retain(|l| Arc::strong_count(&l.lengths.buffer) > 1);
         if self.layouts.len() >= LAYOUTS_KEPT {
             self.layouts.remove(0);
         }
-        let layout = CompactLayout { lengths: lengths.clone(), starts: starts.clone(), total, ids: None };
         self.layouts.push(layout);
-        Ok((starts, total))
     }
 
     /// For each element of the compact layout, its segment.
@@ -343,12 +487,19 @@ impl GpuMachine<'_, '_> {
         if let Some(ids) = self.layouts.iter().find(|l| l.describes(lengths)).and_then(|l| l.ids.clone()) {
             return Ok(ids);
         }
-        let heads = self.fill(&DeviceValue::Host(ScalarValue::I32(0)), total, span)?;
-        let bindings = [lengths.binding(), starts.binding(), heads.binding()];
-        self.launch(&prims::segment_heads(), lengths.len, &[], &bindings, span)?;
-        let ids = self.scan_inclusive(ReduceOp::Max, &heads, None, span)?;
+        let ids = self.alloc(Scalar::I32, total, span)?;
+        let mut params = vec![0; wgsl::FIRST_SCALAR + 1];
+        params[wgsl::FIRST_SCALAR] = lengths.len as u32;
+        self.launch(&prims::segment_search(), total, &params, &[starts.binding(), ids.binding()], span)?;
         if let Some(layout) = self.layouts.iter_mut().find(|l| l.describes(lengths)) {
             layout.ids = Some(ids.clone());
+        }
+        // The ids are as long as the elements: only the latest layouts keep theirs.
+        let with_ids = self.layouts.iter().filter(|l| l.ids.is_some()).count();
+        if with_ids > IDS_KEPT
+            && let Some(oldest) = self.layouts.iter_mut().find(|l| l.ids.is_some())
+        {
+            oldest.ids = None;
         }
         Ok(ids)
     }
@@ -366,6 +517,12 @@ impl GpuMachine<'_, '_> {
     }
 
     pub(super) fn concat(&mut self, parts: &[DeviceValue], span: TextRange) -> RunResult<DeviceVec> {
+        let vectors = parts.iter().all(|p| matches!(p, DeviceValue::Device(v) if !v.scalar));
+        let counted = parts.iter().any(|p| matches!(p, DeviceValue::Device(v) if v.unsettled().is_some()));
+        if vectors && counted && parts.len() <= prims::CONCAT_PARTS {
+            return self.concat_counted(parts, span);
+        }
+        let parts = &self.settle_all(parts.to_vec(), span)?;
         let elem = parts.first().map_or(Scalar::I32, DeviceValue::elem);
         let size = wgsl::scalar::storage_size(elem);
         let total = parts.iter().map(|p| p.vector_len().unwrap_or(1)).sum();
@@ -377,12 +534,38 @@ impl GpuMachine<'_, '_> {
                 DeviceValue::Host(s) => {
                     let bytes = super::value::encode(&cpu::Buffer::from_scalars(s.ty(), &[*s])).0;
                     let buffer = self.gpu.upload(&bytes).map_err(|e| gpu_error(e, span))?;
-                    DeviceVec { buffer, len: 1, elem, scalar: true }
+                    DeviceVec { buffer, len: 1, elem, scalar: true, count: None }
                 }
             };
             self.gpu.copy(&part.buffer, 0, &out.buffer, at, part.bytes());
             at += part.len as u64 * size;
         }
+        Ok(out)
+    }
+
+    /// `concat` of vectors some of whose lengths are on the device: one kernel over the sum
+    /// of their bounds, and the total a device count.
+    fn concat_counted(&mut self, parts: &[DeviceValue], span: TextRange) -> RunResult<DeviceVec> {
+        let parts = self.devices(parts, span)?;
+        let elem = parts[0].elem;
+        let bound = parts.iter().map(|p| p.len).sum();
+        let mut out = self.alloc(elem, bound, span)?;
+        let total = self.alloc(Scalar::I32, 1, span)?;
+        let mut params = vec![0; wgsl::FIRST_SCALAR + parts.len()];
+        let mut counts = Vec::new();
+        for (j, part) in parts.iter().enumerate() {
+            params[wgsl::FIRST_SCALAR + j] = part.len as u32;
+            if let Some(count) = part.unsettled() {
+                counts.push((wgsl::FIRST_SCALAR + j, count.clone()));
+            }
+        }
+        let mut bindings: Vec<Binding> = parts.iter().map(DeviceVec::binding).collect();
+        bindings.extend([out.binding(), total.binding()]);
+        let counts: Vec<_> = counts.iter().map(|(k, c)| (*k, c)).collect();
+        let kernel = prims::concat_parts(elem, parts.len());
+        let groups = bound.div_ceil(wgsl::WORKGROUP as usize);
+        self.launch_grid(&kernel, groups, bound, &counts, &params, &bindings, span)?;
+        out.count = Some(self.device_count(total.buffer));
         Ok(out)
     }
 
@@ -394,19 +577,29 @@ impl GpuMachine<'_, '_> {
         src: &DeviceValue,
         span: TextRange,
     ) -> RunResult<DeviceVec> {
-        let (dst, index) = (self.device(dst, span)?, self.device(index, span)?);
+        let dst = self.settled(dst.clone(), span)?;
+        let (dst, index) = (self.device(&dst, span)?, self.device(index, span)?);
         let out = self.alloc(dst.elem, dst.len, span)?;
         self.gpu.copy(&dst.buffer, 0, &out.buffer, 0, dst.bytes());
         let winners = self.fill(&DeviceValue::Host(ScalarValue::I32(-1)), dst.len, span)?;
         let bindings = [index.binding(), winners.binding()];
         let bound = [0, 0, dst.len as u32];
-        self.launch(&prims::scatter_winners(index.elem), index.len, &bound, &bindings, span)?;
+        let count = index.unsettled().cloned();
+        self.launch_counted(
+            &prims::scatter_winners(index.elem),
+            index.len,
+            count.as_ref(),
+            &bound,
+            &bindings,
+            span,
+        )?;
         let mut params = vec![0; wgsl::FIRST_SCALAR];
         params[2] = dst.len as u32;
         let mut bindings = vec![index.binding(), winners.binding()];
         let operands = self.operands(std::slice::from_ref(src), None, &mut params, &mut bindings, span)?;
         bindings.push(out.binding());
-        self.launch(&prims::scatter_write(index.elem, operands[0]), index.len, &params, &bindings, span)?;
+        let write = prims::scatter_write(index.elem, operands[0]);
+        self.launch_counted(&write, index.len, count.as_ref(), &params, &bindings, span)?;
         Ok(out)
     }
 
@@ -423,9 +616,9 @@ impl GpuMachine<'_, '_> {
             return Err(internal_at("an element loop that is not one", span));
         };
         let n = self.host_count(&get(frame, *len, span)?, span)?;
-        let values =
-            |vars: &[VarId]| vars.iter().map(|&v| get(frame, v, span)).collect::<RunResult<Vec<_>>>();
-        let (input_values, init_values, shared_values) = (values(inputs)?, values(init)?, values(shared)?);
+        let input_values = self.frame_values(frame, inputs, false, span)?;
+        let init_values = self.frame_values(frame, init, false, span)?;
+        let shared_values = self.frame_values(frame, shared, false, span)?;
         if n == 0 {
             return state
                 .iter()
@@ -495,7 +688,12 @@ impl GpuMachine<'_, '_> {
 }
 
 /// How many compact layouts a run keeps.
-const LAYOUTS_KEPT: usize = 16;
+/// Enough for every level of a deep recursion: a level's descriptors are used again after
+/// the levels below it return, and each layout not kept costs a read-back of its total. The
+/// starts are as long as the descriptor, which the program holds anyway.
+const LAYOUTS_KEPT: usize = 128;
+/// How many of the kept layouts keep their segment ids.
+const IDS_KEPT: usize = 16;
 
 /// The compact layout of one lengths vector. Holding `lengths` keeps its buffer alive, so no
 /// other vector can take its place (and be mistaken for it) while the entry exists.

@@ -1,6 +1,6 @@
 //! Values of the GPU executor, and their bytes on the device.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::runtime::{Binding, DeviceBuffer};
 use weft_core::types::Scalar;
@@ -16,15 +16,49 @@ pub enum DeviceValue {
 
 /// `len` elements of `elem` in storage layout (`bool` as a `u32`). A `scalar` one holds one
 /// element that the IR sees as a scalar: a result the host has not read back.
+///
+/// With a `count`, the vector's exact length is on the device and `len` is only a bound on
+/// it, which sizes the buffer: a filter's result before anyone asked how many were kept. A
+/// kernel over such a vector runs over the bound and reads the count on the device
+/// (`Gpu::dispatch_counted`); an op that needs the exact length on the host settles it first
+/// (`GpuMachine::settled`), and every read-back brings back all unsettled counts with it.
 #[derive(Debug, Clone)]
 pub struct DeviceVec {
     pub buffer: Arc<DeviceBuffer>,
     pub len: usize,
     pub elem: Scalar,
     pub scalar: bool,
+    pub count: Option<Arc<DeviceCount>>,
+}
+
+/// An element count computed on the device: the first word of `buffer`, an `i32` no larger
+/// than the bound of the vectors it counts. `exact` is set once a read-back has brought it
+/// to the host.
+#[derive(Debug)]
+pub struct DeviceCount {
+    pub buffer: Arc<DeviceBuffer>,
+    pub exact: OnceLock<usize>,
 }
 
 impl DeviceVec {
+    /// A vector of exactly `len` elements.
+    pub fn exact(buffer: Arc<DeviceBuffer>, len: usize, elem: Scalar) -> DeviceVec {
+        DeviceVec { buffer, len, elem, scalar: false, count: None }
+    }
+
+    /// The device count of a vector whose exact length the host does not know yet.
+    pub fn unsettled(&self) -> Option<&Arc<DeviceCount>> {
+        self.count.as_ref().filter(|c| c.exact.get().is_none())
+    }
+
+    /// This vector with its exact length, where a read-back has brought its count.
+    pub fn settle_known(self) -> DeviceVec {
+        match self.count.as_ref().and_then(|c| c.exact.get().copied()) {
+            Some(len) => DeviceVec { len: len.min(self.len), count: None, ..self },
+            None => self,
+        }
+    }
+
     pub fn bytes(&self) -> u64 {
         self.len as u64 * storage_size(self.elem)
     }
@@ -58,6 +92,15 @@ impl DeviceValue {
         match self {
             DeviceValue::Device(v) if !v.scalar => Some(v.len),
             _ => None,
+        }
+    }
+
+    /// This value with its exact length where a read-back has brought its count
+    /// (`DeviceVec::settle_known`).
+    pub fn settle_known(self) -> DeviceValue {
+        match self {
+            DeviceValue::Device(v) => DeviceValue::Device(v.settle_known()),
+            host => host,
         }
     }
 

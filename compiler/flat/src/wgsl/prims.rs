@@ -15,7 +15,7 @@ use crate::ir::ReduceOp;
 use weft_core::types::Scalar;
 
 use super::scalar::storage_type;
-use super::{Access, Kernel, MAIN_HEADER, Operand, Writer};
+use super::{Access, FIRST_SCALAR, Kernel, MAIN_HEADER, Operand, Writer};
 
 /// Elements per thread in a block. Workgroup barriers are the expensive part of a pass (on
 /// llvmpipe each one is a coroutine switch), so a thread takes 16 elements: 4,096 per block.
@@ -275,6 +275,48 @@ const BLOCK: u32 = {BLOCK}u;
     Kernel { name: format!("{kind}_{}", suffix(op, elem)), source, bindings }
 }
 
+/// The last of the first `p[4]` elements of an `i32` vector (0 if there are none) into
+/// `dst[0]`, in one thread: the total of an inclusive count whose length is on the device.
+pub fn last_element() -> Kernel {
+    let body = format!(
+        "    var last = 0i;
+    if (p[{FIRST_SCALAR}] > 0u) {{ last = src[p[{FIRST_SCALAR}] - 1u]; }}
+    dst[0] = last;
+"
+    );
+    simple("last_element", &[("src", "i32", Access::Read), ("dst", "i32", Access::ReadWrite)], &body)
+}
+
+/// The most parts `concat_parts` joins in one kernel.
+pub const CONCAT_PARTS: usize = 4;
+
+/// The concatenation of `k` vectors of `elem` whose lengths are parameter words
+/// `p[4..4 + k]` (filled on the device where they are device counts), into `out`, launched
+/// over the sum of their bounds; thread 0 writes the total length to `total[0]`.
+pub fn concat_parts(elem: Scalar, k: usize) -> Kernel {
+    let t = storage_type(elem);
+    let mut arrays: Vec<(String, &str, Access)> =
+        (0..k).map(|j| (format!("in{j}"), t, Access::Read)).collect();
+    arrays.push(("out".into(), t, Access::ReadWrite));
+    arrays.push(("total".into(), "i32", Access::ReadWrite));
+    let lengths: Vec<String> = (0..k).map(|j| format!("p[{}]", FIRST_SCALAR + j)).collect();
+    let mut body = format!(
+        "    if (i == 0u) {{ total[0] = i32({}); }}
+    var at = i;
+",
+        lengths.join(" + ")
+    );
+    for (j, length) in lengths.iter().enumerate() {
+        body.push_str(&format!(
+            "    if (at < {length}) {{ out[i] = in{j}[at]; return; }}
+    at = at - {length};
+"
+        ));
+    }
+    let arrays: Vec<(&str, &str, Access)> = arrays.iter().map(|(n, t, a)| (n.as_str(), *t, *a)).collect();
+    simple(&format!("concat_{k}_{}", elem.name()), &arrays, &body)
+}
+
 /// An exclusive scan from `init`, from the inclusive one: element `i` is `init` at a head (or
 /// at 0), else `init ⊕ inclusive[i - 1]`.
 pub fn scan_shift(op: ReduceOp, elem: Scalar, segmented: bool, init: Operand) -> Kernel {
@@ -302,18 +344,22 @@ pub fn scan_shift(op: ReduceOp, elem: Scalar, segmented: bool, init: Operand) ->
     w.finish(format!("{kind}_{}", suffix(op, elem)), &main)
 }
 
-/// For each non-empty segment `s`, `heads[start[s]] = s`: the seeds of the segment ids, which
-/// an inclusive max-scan spreads over each segment.
-pub fn segment_heads() -> Kernel {
-    simple(
-        "segment_heads",
-        &[
-            ("lengths", "i32", Access::Read),
-            ("starts", "i32", Access::Read),
-            ("heads", "i32", Access::ReadWrite),
-        ],
-        "    if (lengths[i] > 0i) { heads[u32(starts[i])] = i32(i); }\n",
-    )
+/// Element `i` of the compact layout: its segment, the last of the `p[4]` segments that
+/// starts at or before `i` (a binary search of the non-decreasing `starts`; empty segments
+/// share their start with the next). One pass, where scattering the heads and spreading
+/// them by a max-scan takes three or more.
+pub fn segment_search() -> Kernel {
+    let body = format!(
+        "    var lo = 0u;
+    var hi = p[{FIRST_SCALAR}];
+    while (lo < hi) {{
+        let mid = (lo + hi) / 2u;
+        if (u32(starts[mid]) <= i) {{ lo = mid + 1u; }} else {{ hi = mid; }}
+    }}
+    ids[i] = i32(lo) - 1i;
+"
+    );
+    simple("segment_search", &[("starts", "i32", Access::Read), ("ids", "i32", Access::ReadWrite)], &body)
 }
 
 /// Element `j` of the compact layout: its position within its segment.

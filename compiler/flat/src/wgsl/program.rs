@@ -129,14 +129,14 @@ fn scan_kernels(op: ReduceOp, elem: Scalar, segmented: bool) -> Vec<Kernel> {
     vec![prims::scan_blocks(op, elem, segmented), prims::scan_add_carry(op, elem, segmented)]
 }
 
-/// What the compact layout of a segment descriptor takes: the starts, then the ids.
+/// What the compact layout of a segment descriptor takes: the starts (and the total, when
+/// the number of segments is itself on the device), then the ids.
 fn compact_kernels() -> Vec<Kernel> {
     let mut kernels = scan_kernels(ReduceOp::Add, Scalar::I32, false);
+    kernels.push(prims::last_element());
     let sub = Op::Binary(weft_core::BinaryOp::Sub, 0, 1);
     kernels.extend(map_kernel(&sub, &[Operand::Elements(Scalar::I32); 2], Some(Scalar::I32)));
-    kernels.push(prims::fill(Operand::Param(Scalar::I32, 0)));
-    kernels.push(prims::segment_heads());
-    kernels.extend(scan_kernels(ReduceOp::Max, Scalar::I32, false));
+    kernels.push(prims::segment_search());
     kernels
 }
 
@@ -153,6 +153,12 @@ fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
             let mut kernels = compact_kernels();
             kernels.push(prims::segment_positions());
             kernels
+        }
+        // Parts whose lengths are on the device are joined by one kernel; the others copied.
+        Op::Concat(parts)
+            if parts.len() <= prims::CONCAT_PARTS && parts.iter().all(|&p| f.ty(p).is_vector()) =>
+        {
+            vec![prims::concat_parts(e(0), parts.len())]
         }
         Op::Interleave { parts, .. } => {
             let parts: Vec<Operand> =

@@ -61,10 +61,12 @@ fn every_primitive_validates_for_every_type() {
         valid(&prims::scatter_write(Scalar::I32, Operand::Elements(elem)));
         valid(&prims::fill(Operand::DeviceScalar(elem)));
         valid(&prims::interleave(&[Operand::Elements(elem), Operand::DeviceScalar(elem)]));
+        valid(&prims::concat_parts(elem, 3));
     }
     for kernel in [
-        prims::segment_heads(),
+        prims::segment_search(),
         prims::segment_positions(),
+        prims::last_element(),
         prims::iota(),
         prims::copy(),
         prims::loop_counter(),

@@ -182,6 +182,9 @@ enum Command {
         params: usize,
         words: usize,
         groups: (u32, u32),
+        /// Parameter words the device fills just before the launch, each from the first word
+        /// of a buffer: counts the host does not know (`dispatch_counted`).
+        counts: Vec<(usize, Arc<DeviceBuffer>)>,
         /// What the launch is attributed to, when profiling (`attribute_to`).
         source: (u32, u32),
     },
@@ -605,6 +608,23 @@ impl Gpu {
         params: &[u32],
         bindings: &[Binding],
     ) -> GpuResult<()> {
+        self.dispatch_counted(kernel, groups, n, &[], params, bindings)
+    }
+
+    /// `dispatch_groups` over a bound the host knows (`n`, which sizes the grid), with
+    /// parameter words `counts` read on the device: word `k` of a pair `(k, buffer)` is the
+    /// first word of `buffer`, copied in just before the launch. With `k = 0` that is the
+    /// exact element count, which the kernel reads as it reads a host count, and no read-back
+    /// waits for it; the threads past it return at once.
+    pub fn dispatch_counted(
+        &self,
+        kernel: &Kernel,
+        groups: u64,
+        n: u64,
+        counts: &[(usize, &Arc<DeviceBuffer>)],
+        params: &[u32],
+        bindings: &[Binding],
+    ) -> GpuResult<()> {
         if groups == 0 {
             return Ok(());
         }
@@ -620,9 +640,8 @@ impl Gpu {
             )));
         }
         let mut words = params.to_vec();
-        if words.is_empty() {
-            words.push(0);
-        }
+        let filled = counts.iter().map(|&(k, _)| k + 1).max().unwrap_or(0);
+        words.resize(words.len().max(filled).max(1), 0);
         words[0] = u32::try_from(n).map_err(|_| GpuError(format!("a launch over {n} elements")))?;
         let align = u64::from(self.limits.min_storage_buffer_offset_alignment.max(4)) as usize;
         let mut stats = lock(&self.stats);
@@ -651,6 +670,7 @@ impl Gpu {
                 params: offset,
                 words: words.len(),
                 groups: (x as u32, y as u32),
+                counts: counts.iter().map(|&(k, buffer)| (k, buffer.clone())).collect(),
                 source,
             });
             batch.commands.len() >= BATCH_LIMIT
@@ -871,7 +891,11 @@ impl Gpu {
         self.queue.write_buffer(&params, 0, &batch.params);
         for command in &batch.commands {
             match command {
-                Command::Dispatch { pipeline, bindings, params: offset, words, groups, .. } => {
+                Command::Dispatch { pipeline, bindings, params: offset, words, groups, counts, .. } => {
+                    for (k, count) in counts {
+                        let at = (*offset + 4 * k) as u64;
+                        encoder.copy_buffer_to_buffer(count.raw(), 0, &params, at, 4);
+                    }
                     let param_bytes = *words as u64 * 4;
                     let mut entries = vec![wgpu::BindGroupEntry {
                         binding: 0,

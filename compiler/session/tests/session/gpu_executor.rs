@@ -165,20 +165,7 @@ fn a_small_recursion_runs_on_the_cpu_below_the_crossover() {
     let gpu = weft_gpu::runtime::Gpu::new(None).expect("a device");
     let run = |crossover: u64| {
         gpu.set_cpu_crossover(crossover);
-        let db = Database::default();
-        let file = SourceFile::new(&db, "crossover.weft".to_string(), source.to_string());
-        let mut host = differential::CapturingHost { stdout: String::new() };
-        let report = weft_session::run_program(
-            &db,
-            file,
-            Backend::Gpu,
-            Options::default(),
-            Some(&gpu),
-            false,
-            &mut host,
-        )
-        .expect("runs");
-        (host.stdout, report.gpu().expect("a GPU run").clone())
+        run_on(&gpu, source)
     };
     let (on_device_out, on_device) = run(0);
     let (crossed_out, crossed) = run(10_000);
@@ -193,4 +180,56 @@ fn a_small_recursion_runs_on_the_cpu_below_the_crossover() {
         on_device.stats.launches
     );
     assert!(crossed.stats.read_backs <= 8, "{} read-backs below the crossover", crossed.stats.read_backs);
+}
+
+/// `source` run by a session on `gpu`: what it printed, and the GPU's report.
+fn run_on(gpu: &weft_gpu::runtime::Gpu, source: &str) -> (String, weft_gpu::Report) {
+    let db = Database::default();
+    let file = SourceFile::new(&db, "program.weft".to_string(), source.to_string());
+    let mut host = differential::CapturingHost { stdout: String::new() };
+    let report =
+        weft_session::run_program(&db, file, Backend::Gpu, Options::default(), Some(gpu), false, &mut host)
+            .expect("runs");
+    (host.stdout, report.gpu().expect("a GPU run").clone())
+}
+
+/// Sizes stay on the device (issue 30, item 1): a filter's kept count, a concatenation's
+/// length and `len` of either are device counts, which kernels read on the device and the
+/// host learns only with a read-back it makes anyway. A level of a flattened recursion (a
+/// pair of call depths: the vectorised function, then its body) then reads back at most 5
+/// times per call, whatever the input size: whether any element recurses, and the totals of
+/// the segment layouts it builds. It was 12 for quicksort and 11 for quickhull before.
+#[test]
+fn a_recursion_level_reads_back_a_bounded_number_of_times() {
+    if !differential::gpu_available() {
+        return;
+    }
+    let quicksort = "def qs(xs):\n    if len(xs) < 2:\n        return xs\n    p = xs[len(xs) // 2]\n    parts = [qs(part) for part in [[x for x in xs if x < p], [x for x in xs if x > p]]]\n    return concat(concat(parts[0], [x for x in xs if x == p]), parts[1])\nys = qs(random_i32(3000, 0, 100000, 3))\nprint(ys[0], ys[2999], all([ys[i] <= ys[i + 1] for i in range(2999)]))\n";
+    let quickhull = std::fs::read_to_string(differential::workspace_root().join("samples/quickhull.weft"))
+        .expect("the sample");
+    // A device of its own, on the device whatever the sizes.
+    let gpu = weft_gpu::runtime::Gpu::new(None).expect("a device");
+    gpu.set_cpu_crossover(0);
+    for (name, source) in [("quicksort", quicksort), ("quickhull", quickhull.as_str())] {
+        let (expected, _) = differential::run_source(source, Backend::Interp);
+        let (out, report) = run_on(&gpu, source);
+        if let Err(why) = compare(&expected, &out) {
+            panic!("{name}: {why}");
+        }
+        let levels = &report.levels;
+        let mut pairs = 0;
+        for depth in (2..levels.len()).step_by(2) {
+            let calls = levels[depth].calls.max(1);
+            let below = levels.get(depth + 1).copied().unwrap_or_default();
+            let read_backs = (levels[depth].read_backs + below.read_backs) as f64 / calls as f64;
+            let launches = (levels[depth].launches + below.launches) as f64 / calls as f64;
+            assert!(
+                read_backs <= 5.0,
+                "{name}: {read_backs} read-backs per call at depth {depth}: {levels:?}"
+            );
+            assert!(launches <= 80.0, "{name}: {launches} launches per call at depth {depth}: {levels:?}");
+            pairs += 1;
+        }
+        assert!(pairs >= 5, "{name}: only {pairs} recursion levels: {levels:?}");
+    }
 }
