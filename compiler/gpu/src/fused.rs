@@ -178,7 +178,7 @@ impl GpuMachine<'_, '_> {
                 if total == 0 || !self.fits(&pass) {
                     return Ok(false);
                 }
-                let ids = self.segment_ids(&lengths, &starts, total, span)?;
+                let (ids, _) = self.segment_ids(&lengths, &starts, total, span)?;
                 let vals = self.alloc(elem, total, span)?;
                 let flags = self.alloc(Scalar::Bool, total, span)?;
                 let mut bindings =

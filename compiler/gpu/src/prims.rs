@@ -2,23 +2,28 @@
 //! and element loops.
 //!
 //! Segments may lie anywhere in their source vector (`ir::Segs`), so the segmented ops first
-//! build the compact layout: the segment starts (a scan of the lengths), the segment id of
-//! every element (heads scattered, then spread by a max-scan), the elements gathered and
+//! build the compact layout: the segment starts (an exclusive scan of the lengths), the segment
+//! id and position of every element (a binary search of the starts), the elements gathered and
 //! flagged at segment heads. The total length of the compact layout sizes allocations, so it
-//! is read back, once per segmented op.
+//! is read back, once per lengths vector (`compact`), with the lengths' own count when that is
+//! still on the device (`settle_lengths`).
+//!
+//! Sizes stay on the device where a bound will do (`DeviceVec::count`): a `pack` allocates its
+//! input's length and leaves the kept count on the device, a `concat` of such vectors joins
+//! them in one kernel and sums their counts there, and scans, scatters and element-wise kernels
+//! run over the bound with the count read on the device.
 
 use std::sync::Arc;
 
 use rowan::TextRange;
 
 use crate::runtime::Binding;
-use weft_core::BinaryOp;
 use weft_core::types::Scalar;
 use weft_exec::Interrupt;
 use weft_exec::cpu::{self, ScalarValue};
 use weft_exec::host_flow::{Frame, RunResult, get, internal_at};
 use weft_flat::ir::{Function, Op, ReduceOp, Stmt, StmtKind};
-use weft_flat::wgsl::{self, LoopKernel, Operand, prims};
+use weft_flat::wgsl::{self, LoopKernel, prims};
 use weft_syntax::diagnostics::Diagnostic;
 
 use super::value::{DeviceCount, DeviceValue, DeviceVec};
@@ -50,15 +55,8 @@ impl GpuMachine<'_, '_> {
                 let lengths = self.device(a(0)?, span)?;
                 let lengths = self.settle_lengths(lengths, span)?;
                 let (starts, total) = self.compact(&lengths, span)?;
-                let ids = self.segment_ids(&lengths, &starts, total, span)?;
-                if matches!(op, Op::SegIds { .. }) {
-                    ids
-                } else {
-                    let out = self.alloc(Scalar::I32, total, span)?;
-                    let bindings = [ids.binding(), starts.binding(), out.binding()];
-                    self.launch(&prims::segment_positions(), total, &[], &bindings, span)?;
-                    out
-                }
+                let (ids, positions) = self.segment_ids(&lengths, &starts, total, span)?;
+                if matches!(op, Op::SegIds { .. }) { ids } else { positions }
             }
             Op::Concat(_) => self.concat(args, span)?,
             Op::Interleave { parts, .. } => {
@@ -95,11 +93,8 @@ impl GpuMachine<'_, '_> {
             }
             Op::Scan { op: rop, init, .. } => {
                 let src = self.device(a(0)?, span)?;
-                let scanned = self.scan_inclusive(*rop, &src, None, span)?;
-                match init {
-                    Some(_) => self.shift(*rop, &scanned, None, a(1)?, span)?,
-                    None => scanned,
-                }
+                let init = if init.is_some() { Some(a(1)?) } else { None };
+                self.scan(*rop, &src, None, init, span)?
             }
             Op::SegReduce { .. } | Op::SegScan { .. } => {
                 let lengths = self.device(a(2)?, span)?;
@@ -110,7 +105,7 @@ impl GpuMachine<'_, '_> {
                 if total == 0 {
                     return self.empty_combination(op, src.elem, lengths.len, span);
                 }
-                let ids = self.segment_ids(&lengths, &starts, total, span)?;
+                let (ids, _) = self.segment_ids(&lengths, &starts, total, span)?;
                 let vals = self.alloc(src.elem, total, span)?;
                 let flags = self.alloc(Scalar::Bool, total, span)?;
                 let bindings = [
@@ -318,6 +313,19 @@ impl GpuMachine<'_, '_> {
         flags: Option<&DeviceVec>,
         span: TextRange,
     ) -> RunResult<DeviceVec> {
+        self.scan(op, src, flags, None, span)
+    }
+
+    /// The inclusive scan of `src`, segmented by the head `flags` if given, or the exclusive
+    /// one from `init` (unsegmented): the blocks' pass, then the carry's.
+    fn scan(
+        &mut self,
+        op: ReduceOp,
+        src: &DeviceVec,
+        flags: Option<&DeviceVec>,
+        init: Option<&DeviceValue>,
+        span: TextRange,
+    ) -> RunResult<DeviceVec> {
         let n = src.len;
         let elem = src.elem;
         // Over a bound, the blocks past the count scan nothing that is read: a block's carry
@@ -342,8 +350,15 @@ impl GpuMachine<'_, '_> {
             }
             None => None,
         };
-        let kernel = prims::scan_blocks(op, elem, flags.is_some());
-        self.launch_blocks_counted(&kernel, n, count.as_ref(), &[], &bindings, span)?;
+        let mut params = vec![0; wgsl::FIRST_SCALAR];
+        let kernel = match init {
+            Some(init) => {
+                let operand = self.operand(0, init, false, &mut params, &mut bindings, span)?;
+                prims::scan_blocks_exclusive(op, elem, operand)
+            }
+            None => prims::scan_blocks(op, elem, flags.is_some()),
+        };
+        self.launch_blocks_counted(&kernel, n, count.as_ref(), &params, &bindings, span)?;
         self.scan_carry(op, out, &sums, block_flags.as_ref(), span)
     }
 
@@ -413,18 +428,6 @@ impl GpuMachine<'_, '_> {
         Ok(self.device_count(word.buffer))
     }
 
-    /// The last element of an inclusive count, read back: a total the host allocates by.
-    fn last_count(&mut self, counts: &DeviceVec, span: TextRange) -> RunResult<usize> {
-        if counts.len == 0 {
-            return Ok(0);
-        }
-        let offset = (counts.len as u64 - 1) * 4;
-        let data = self.read_parts(&[(&counts.buffer, offset, 4)], span)?;
-        let word = data.first().and_then(|w| w.get(..4)).unwrap_or(&[0; 4]);
-        let total = i32::from_le_bytes([word[0], word[1], word[2], word[3]]);
-        Ok(usize::try_from(total).unwrap_or(0))
-    }
-
     /// The compact layout of segments of `lengths`: where each starts, and the total. Built
     /// once per lengths vector: a nested program asks for the same descriptor's layout many
     /// times (its ids, its positions, each segmented reduction over it).
@@ -432,10 +435,20 @@ impl GpuMachine<'_, '_> {
         if let Some(known) = self.layouts.iter().find(|l| l.describes(lengths)) {
             return Ok((known.starts.clone(), known.total));
         }
-        let ends = self.scan_inclusive(ReduceOp::Add, lengths, None, span)?;
-        let total = self.last_count(&ends, span)?;
-        let starts =
-            self.map(&Op::Binary(BinaryOp::Sub, 0, 1), &[ends, lengths.clone()], Scalar::I32, span)?;
+        let starts = self.starts_of(lengths, span)?;
+        // The total is the last start plus the last length: two words of one read-back.
+        let total = match lengths.len.checked_sub(1) {
+            Some(last) => {
+                let at = last as u64 * 4;
+                let words = self.read_parts(&[(&starts.buffer, at, 4), (&lengths.buffer, at, 4)], span)?;
+                words
+                    .iter()
+                    .map(|w| w.get(..4).map_or(0, |w| i32::from_le_bytes([w[0], w[1], w[2], w[3]])))
+                    .sum()
+            }
+            None => 0,
+        };
+        let total = usize::try_from(total).unwrap_or(0);
         self.keep_layout(CompactLayout {
             lengths: lengths.clone(),
             starts: starts.clone(),
@@ -452,19 +465,22 @@ impl GpuMachine<'_, '_> {
         let Some(count) = lengths.unsettled().cloned() else {
             return Ok(lengths.settle_known());
         };
-        let ends = self.scan_inclusive(ReduceOp::Add, &lengths, None, span)?;
+        let starts = self.starts_of(&lengths, span)?;
         let word = self.alloc(Scalar::I32, 1, span)?;
-        let bindings = [ends.binding(), word.binding()];
+        let bindings = [starts.binding(), lengths.binding(), word.binding()];
         let counts = [(wgsl::FIRST_SCALAR, &count)];
-        self.launch_grid(&prims::last_element(), 1, 1, &counts, &[], &bindings, span)?;
+        self.launch_grid(&prims::last_end(), 1, 1, &counts, &[], &bindings, span)?;
         let total = self.device_count(word.buffer);
         self.read_parts(&[], span)?;
-        let (lengths, ends) = (lengths.settle_known(), ends.settle_known());
+        let (lengths, starts) = (lengths.settle_known(), starts.settle_known());
         let total = total.exact.get().copied().unwrap_or(0);
-        let starts =
-            self.map(&Op::Binary(BinaryOp::Sub, 0, 1), &[ends, lengths.clone()], Scalar::I32, span)?;
         self.keep_layout(CompactLayout { lengths: lengths.clone(), starts, total, ids: None });
         Ok(lengths)
+    }
+
+    /// Where each segment of the compact layout starts: the exclusive scan of the lengths.
+    fn starts_of(&mut self, lengths: &DeviceVec, span: TextRange) -> RunResult<DeviceVec> {
+        self.scan(ReduceOp::Add, lengths, None, Some(&DeviceValue::Host(ScalarValue::I32(0))), span)
     }
 
     fn keep_layout(&mut self, layout: CompactLayout) {
@@ -476,23 +492,25 @@ impl GpuMachine<'_, '_> {
         self.layouts.push(layout);
     }
 
-    /// For each element of the compact layout, its segment.
+    /// For each element of the compact layout, its segment and its position in it: one pass
+    /// writes both, since a nested program that asks for one asks for the other.
     pub(super) fn segment_ids(
         &mut self,
         lengths: &DeviceVec,
         starts: &DeviceVec,
         total: usize,
         span: TextRange,
-    ) -> RunResult<DeviceVec> {
+    ) -> RunResult<(DeviceVec, DeviceVec)> {
         if let Some(ids) = self.layouts.iter().find(|l| l.describes(lengths)).and_then(|l| l.ids.clone()) {
             return Ok(ids);
         }
-        let ids = self.alloc(Scalar::I32, total, span)?;
+        let (ids, positions) = (self.alloc(Scalar::I32, total, span)?, self.alloc(Scalar::I32, total, span)?);
         let mut params = vec![0; wgsl::FIRST_SCALAR + 1];
         params[wgsl::FIRST_SCALAR] = lengths.len as u32;
-        self.launch(&prims::segment_search(), total, &params, &[starts.binding(), ids.binding()], span)?;
+        let bindings = [starts.binding(), ids.binding(), positions.binding()];
+        self.launch(&prims::segment_search(), total, &params, &bindings, span)?;
         if let Some(layout) = self.layouts.iter_mut().find(|l| l.describes(lengths)) {
-            layout.ids = Some(ids.clone());
+            layout.ids = Some((ids.clone(), positions.clone()));
         }
         // The ids are as long as the elements: only the latest layouts keep theirs.
         let with_ids = self.layouts.iter().filter(|l| l.ids.is_some()).count();
@@ -501,19 +519,7 @@ impl GpuMachine<'_, '_> {
         {
             oldest.ids = None;
         }
-        Ok(ids)
-    }
-
-    /// An element-wise op that cannot fail, over device vectors of one length.
-    fn map(&mut self, op: &Op, args: &[DeviceVec], elem: Scalar, span: TextRange) -> RunResult<DeviceVec> {
-        let operands: Vec<Operand> = args.iter().map(|a| Operand::Elements(a.elem)).collect();
-        let kernel = wgsl::map_kernel(op, &operands, Some(elem)).map_err(|e| internal_at(e.0, span))?;
-        let n = args.first().map_or(0, |a| a.len);
-        let out = self.alloc(elem, n, span)?;
-        let mut bindings: Vec<Binding> = args.iter().map(DeviceVec::binding).collect();
-        bindings.push(out.binding());
-        self.launch(&kernel, n, &[], &bindings, span)?;
-        Ok(out)
+        Ok((ids, positions))
     }
 
     pub(super) fn concat(&mut self, parts: &[DeviceValue], span: TextRange) -> RunResult<DeviceVec> {
@@ -701,7 +707,8 @@ pub(super) struct CompactLayout {
     lengths: DeviceVec,
     starts: DeviceVec,
     total: usize,
-    ids: Option<DeviceVec>,
+    /// The segment ids and the positions within segments.
+    ids: Option<(DeviceVec, DeviceVec)>,
 }
 
 impl CompactLayout {

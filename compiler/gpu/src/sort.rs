@@ -41,7 +41,7 @@ impl GpuMachine<'_, '_> {
         if total == 0 {
             return Ok(order);
         }
-        let ids = self.segment_ids(lengths, &starts, total, span)?;
+        let (ids, _) = self.segment_ids(lengths, &starts, total, span)?;
         let bindings = [ids.binding(), offsets.binding(), starts.binding(), order.binding()];
         self.launch(&sort::source_positions(), total, &[], &bindings, span)?;
         let mut sorting = Sorting { order, segs: (lengths.len > 1).then_some(ids) };
@@ -152,7 +152,7 @@ impl GpuMachine<'_, '_> {
         if total == 0 {
             return Ok(());
         }
-        let ids = self.segment_ids(lengths, &starts, total, span)?;
+        let (ids, _) = self.segment_ids(lengths, &starts, total, span)?;
         let seen = self.fill(&DeviceValue::Host(ScalarValue::I32(0)), total, span)?;
         let bindings = [
             ids.binding(),

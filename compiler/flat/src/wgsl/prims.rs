@@ -129,7 +129,15 @@ var<workgroup> partial: array<{t}, 256>;
 /// and also writes, per block, whether any element is a head (`sum_flags`) and where the first
 /// head is (`first_head`, `BLOCK` if none); unsegmented, none of that is generated.
 pub fn scan_blocks(op: ReduceOp, elem: Scalar, segmented: bool) -> Kernel {
-    scan_blocks_of(op, elem, segmented, None).expect("a scan of a buffer always generates")
+    scan_blocks_of(op, elem, segmented, None, None).expect("a scan of a buffer always generates")
+}
+
+/// `scan_blocks` writing the exclusive scan from `init` (`init ⊕` everything before the
+/// element in its block), where the plain one writes the inclusive scan: the carry pass then
+/// finishes an exclusive scan as it finishes an inclusive one (every `ReduceOp` commutes), with
+/// no pass to shift the inclusive scan by one. `sums` are the blocks' totals, without `init`.
+pub fn scan_blocks_exclusive(op: ReduceOp, elem: Scalar, init: Operand) -> Kernel {
+    scan_blocks_of(op, elem, false, None, Some(init)).expect("a scan of a buffer always generates")
 }
 
 /// `scan_blocks` whose input elements a fused producer computes (`fused::Produced`) instead
@@ -140,7 +148,7 @@ pub fn scan_blocks_produced(
     segmented: bool,
     produced: &super::fused::Produced<'_>,
 ) -> Result<Kernel, super::scalar::NotScalar> {
-    scan_blocks_of(op, elem, segmented, Some(produced))
+    scan_blocks_of(op, elem, segmented, Some(produced), None)
 }
 
 fn scan_blocks_of(
@@ -148,6 +156,7 @@ fn scan_blocks_of(
     elem: Scalar,
     segmented: bool,
     produced: Option<&super::fused::Produced<'_>>,
+    exclusive: Option<Operand>,
 ) -> Result<Kernel, super::scalar::NotScalar> {
     let t = storage_type(elem);
     let (combine, id) = combine(op, elem);
@@ -164,6 +173,17 @@ fn scan_blocks_of(
         w.bind("sum_flags", "u32", Access::ReadWrite);
         w.bind("first_head", "u32", Access::ReadWrite);
     }
+    // An exclusive scan writes `init ⊕` the prefix before each element, the inclusive one the
+    // prefix through it.
+    let (before, write) = match exclusive {
+        Some(init) => {
+            let init = w.operand(0, init);
+            let init = if elem == Scalar::Bool { format!("select(0u, 1u, {init})") } else { init };
+            (format!("    let prefix = combine({init}, carry);\n    var excl = prefix;\n"), "excl")
+        }
+        None => (String::new(), "v"),
+    };
+    let after = if exclusive.is_some() { "            excl = combine(prefix, vals[k]);\n" } else { "" };
     let header = block_header();
     // The code that only a segmented scan has, by where it goes.
     let seg = |text: &str| if segmented { text.to_string() } else { String::new() };
@@ -224,18 +244,22 @@ fn scan_blocks_of(
     }}
     var carry: {t} = {id};
     if (lid > 0u) {{ carry = tv[lid - 1u]; }}
-    for (var k = 0u; k < {ITEMS}u; k++) {{
+{before}    for (var k = 0u; k < {ITEMS}u; k++) {{
         if (base + k < n) {{
             var v = vals[k];
             {open}
-            dst[base + k] = v;
-        }}
+            dst[base + k] = {write};
+{after}        }}
     }}
     if (lid == 255u && live) {{ sums[block] = tv[255]; }}
 {tail}}}
 "
     );
-    let kind = if segmented { "seg_scan_blocks" } else { "scan_blocks" };
+    let kind = match (segmented, exclusive) {
+        (true, _) => "seg_scan_blocks",
+        (false, Some(_)) => "exscan_blocks",
+        (false, None) => "scan_blocks",
+    };
     let name = format!("{kind}_{}", suffix(op, elem));
     match produced {
         None => Ok(w.finish(name, &main)),
@@ -275,16 +299,22 @@ const BLOCK: u32 = {BLOCK}u;
     Kernel { name: format!("{kind}_{}", suffix(op, elem)), source, bindings }
 }
 
-/// The last of the first `p[4]` elements of an `i32` vector (0 if there are none) into
-/// `dst[0]`, in one thread: the total of an inclusive count whose length is on the device.
-pub fn last_element() -> Kernel {
+/// Where the last of the first `p[4]` segments ends (0 if there are none), into `dst[0]`, in
+/// one thread: the total of a compact layout whose number of segments is on the device.
+pub fn last_end() -> Kernel {
     let body = format!(
-        "    var last = 0i;
-    if (p[{FIRST_SCALAR}] > 0u) {{ last = src[p[{FIRST_SCALAR}] - 1u]; }}
-    dst[0] = last;
+        "    var end = 0i;
+    let m = p[{FIRST_SCALAR}];
+    if (m > 0u) {{ end = starts[m - 1u] + lengths[m - 1u]; }}
+    dst[0] = end;
 "
     );
-    simple("last_element", &[("src", "i32", Access::Read), ("dst", "i32", Access::ReadWrite)], &body)
+    let arrays = [
+        ("starts", "i32", Access::Read),
+        ("lengths", "i32", Access::Read),
+        ("dst", "i32", Access::ReadWrite),
+    ];
+    simple("last_end", &arrays, &body)
 }
 
 /// The most parts `concat_parts` joins in one kernel.
@@ -346,8 +376,8 @@ pub fn scan_shift(op: ReduceOp, elem: Scalar, segmented: bool, init: Operand) ->
 
 /// Element `i` of the compact layout: its segment, the last of the `p[4]` segments that
 /// starts at or before `i` (a binary search of the non-decreasing `starts`; empty segments
-/// share their start with the next). One pass, where scattering the heads and spreading
-/// them by a max-scan takes three or more.
+/// share their start with the next), and its position in that segment. One pass, where
+/// scattering the heads and spreading them by a max-scan takes three or more.
 pub fn segment_search() -> Kernel {
     let body = format!(
         "    var lo = 0u;
@@ -356,19 +386,17 @@ pub fn segment_search() -> Kernel {
         let mid = (lo + hi) / 2u;
         if (u32(starts[mid]) <= i) {{ lo = mid + 1u; }} else {{ hi = mid; }}
     }}
-    ids[i] = i32(lo) - 1i;
+    let id = i32(lo) - 1i;
+    ids[i] = id;
+    positions[i] = i32(i) - starts[u32(id)];
 "
     );
-    simple("segment_search", &[("starts", "i32", Access::Read), ("ids", "i32", Access::ReadWrite)], &body)
-}
-
-/// Element `j` of the compact layout: its position within its segment.
-pub fn segment_positions() -> Kernel {
-    simple(
-        "segment_positions",
-        &[("ids", "i32", Access::Read), ("starts", "i32", Access::Read), ("out", "i32", Access::ReadWrite)],
-        "    out[i] = i32(i) - starts[u32(ids[i])];\n",
-    )
+    let arrays = [
+        ("starts", "i32", Access::Read),
+        ("ids", "i32", Access::ReadWrite),
+        ("positions", "i32", Access::ReadWrite),
+    ];
+    simple("segment_search", &arrays, &body)
 }
 
 /// The compact layout of segments that may lie anywhere: element `j` of segment `s` is

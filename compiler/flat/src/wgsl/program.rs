@@ -130,14 +130,14 @@ fn scan_kernels(op: ReduceOp, elem: Scalar, segmented: bool) -> Vec<Kernel> {
 }
 
 /// What the compact layout of a segment descriptor takes: the starts (and the total, when
-/// the number of segments is itself on the device), then the ids.
+/// the number of segments is itself on the device), then the ids and positions.
 fn compact_kernels() -> Vec<Kernel> {
-    let mut kernels = scan_kernels(ReduceOp::Add, Scalar::I32, false);
-    kernels.push(prims::last_element());
-    let sub = Op::Binary(weft_core::BinaryOp::Sub, 0, 1);
-    kernels.extend(map_kernel(&sub, &[Operand::Elements(Scalar::I32); 2], Some(Scalar::I32)));
-    kernels.push(prims::segment_search());
-    kernels
+    vec![
+        prims::scan_blocks_exclusive(ReduceOp::Add, Scalar::I32, Operand::Param(Scalar::I32, 0)),
+        prims::scan_add_carry(ReduceOp::Add, Scalar::I32, false),
+        prims::last_end(),
+        prims::segment_search(),
+    ]
 }
 
 fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
@@ -148,12 +148,7 @@ fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
         Op::Replicate { value, .. } => vec![prims::fill(operand(f, *value, 0, false))],
         Op::Iota { .. } => vec![prims::iota()],
         _ if !any_vector => Vec::new(),
-        Op::SegIds { .. } => compact_kernels(),
-        Op::SegIota { .. } => {
-            let mut kernels = compact_kernels();
-            kernels.push(prims::segment_positions());
-            kernels
-        }
+        Op::SegIds { .. } | Op::SegIota { .. } => compact_kernels(),
         // Parts whose lengths are on the device are joined by one kernel; the others copied.
         Op::Concat(parts)
             if parts.len() <= prims::CONCAT_PARTS && parts.iter().all(|&p| f.ty(p).is_vector()) =>
@@ -176,13 +171,11 @@ fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
             kernels
         }
         Op::Reduce { op, .. } => vec![prims::reduce_blocks(*op, e(0))],
-        Op::Scan { op, init, .. } => {
-            let mut kernels = scan_kernels(*op, e(0), false);
-            if let Some(init) = init {
-                kernels.push(prims::scan_shift(*op, e(0), false, operand(f, *init, 0, false)));
-            }
-            kernels
-        }
+        Op::Scan { op, init: None, .. } => scan_kernels(*op, e(0), false),
+        Op::Scan { op, init: Some(init), .. } => vec![
+            prims::scan_blocks_exclusive(*op, e(0), operand(f, *init, 0, false)),
+            prims::scan_add_carry(*op, e(0), false),
+        ],
         Op::SegReduce { op: rop, .. } | Op::SegScan { op: rop, .. } => {
             let mut kernels = compact_kernels();
             kernels.push(prims::segment_gather(e(0)));

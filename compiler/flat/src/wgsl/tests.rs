@@ -51,6 +51,10 @@ fn every_primitive_validates_for_every_type() {
                 valid(&prims::scan_add_carry(op, elem, segmented));
                 valid(&prims::scan_shift(op, elem, segmented, Operand::DeviceScalar(elem)));
             }
+            valid(&prims::scan_blocks_exclusive(op, elem, Operand::DeviceScalar(elem)));
+            if !matches!(elem, Scalar::I64 | Scalar::F64) {
+                valid(&prims::scan_blocks_exclusive(op, elem, Operand::Param(elem, 0)));
+            }
         }
         valid(&prims::segment_gather(elem));
         valid(&prims::segment_last(elem, &format!("{}(0)", scalar::storage_type(elem))));
@@ -65,8 +69,7 @@ fn every_primitive_validates_for_every_type() {
     }
     for kernel in [
         prims::segment_search(),
-        prims::segment_positions(),
-        prims::last_element(),
+        prims::last_end(),
         prims::iota(),
         prims::copy(),
         prims::loop_counter(),

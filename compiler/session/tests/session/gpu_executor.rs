@@ -198,7 +198,8 @@ fn run_on(gpu: &weft_gpu::runtime::Gpu, source: &str) -> (String, weft_gpu::Repo
 /// host learns only with a read-back it makes anyway. A level of a flattened recursion (a
 /// pair of call depths: the vectorised function, then its body) then reads back at most 5
 /// times per call, whatever the input size: whether any element recurses, and the totals of
-/// the segment layouts it builds. It was 12 for quicksort and 11 for quickhull before.
+/// the segment layouts it builds. It was 12 before, with 74 to 80 launches where now at most
+/// 64 (exclusive scans in one pass, segment ids and positions by one binary search).
 #[test]
 fn a_recursion_level_reads_back_a_bounded_number_of_times() {
     if !differential::gpu_available() {
@@ -227,7 +228,7 @@ fn a_recursion_level_reads_back_a_bounded_number_of_times() {
                 read_backs <= 5.0,
                 "{name}: {read_backs} read-backs per call at depth {depth}: {levels:?}"
             );
-            assert!(launches <= 80.0, "{name}: {launches} launches per call at depth {depth}: {levels:?}");
+            assert!(launches <= 64.0, "{name}: {launches} launches per call at depth {depth}: {levels:?}");
             pairs += 1;
         }
         assert!(pairs >= 5, "{name}: only {pairs} recursion levels: {levels:?}");
