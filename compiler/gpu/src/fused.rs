@@ -156,7 +156,7 @@ impl GpuMachine<'_, '_> {
                     &values,
                     &mut params,
                     bindings,
-                    |me, params, b| me.launch_blocks(&pass, n, params, b, span),
+                    |me, params, b| me.launch_blocks(&pass, n, None, params, b, span),
                 )?;
                 let out = self.scan_carry(*rop, out, &sums, None, span)?;
                 match init {

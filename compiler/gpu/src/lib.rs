@@ -300,7 +300,7 @@ fn stats_since(before: &Stats, after: &Stats) -> Stats {
 }
 
 /// How many device scalars a run keeps for read-backs to bring (`GpuMachine::scalars`).
-const SCALARS_KEPT: usize = 32;
+const SCALARS_KEPT: usize = 128;
 
 /// How many launches that may fail can wait for a read-back to check them.
 const PENDING_LIMIT: usize = 1024;
@@ -490,7 +490,12 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     fn settled(&mut self, value: DeviceValue, span: TextRange) -> RunResult<DeviceValue> {
         match value {
             DeviceValue::Device(v) if v.count.is_some() => {
-                if v.unsettled().is_some() {
+                if let Some(count) = v.unsettled() {
+                    // Every count is on the list from its making; a failed read-back's explanation
+                    // may have taken it off.
+                    if !self.unsettled.iter().any(|c| Arc::ptr_eq(c, count)) {
+                        self.unsettled.push(count.clone());
+                    }
                     self.read_parts(&[], span)?;
                 }
                 Ok(DeviceValue::Device(v.settle_known()))

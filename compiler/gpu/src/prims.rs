@@ -260,20 +260,9 @@ impl GpuMachine<'_, '_> {
         self.gpu.dispatch(kernel, n as u64, &param_words(params), bindings).map_err(|e| gpu_error(e, span))
     }
 
-    /// A launch of one workgroup per `BLOCK` elements.
+    /// A launch of one workgroup per `BLOCK` elements, over `n` elements or over a bound `n`
+    /// and a device `count`.
     pub(super) fn launch_blocks(
-        &self,
-        kernel: &wgsl::Kernel,
-        n: usize,
-        params: &[u32],
-        bindings: &[Binding],
-        span: TextRange,
-    ) -> RunResult<()> {
-        self.launch_blocks_counted(kernel, n, None, params, bindings, span)
-    }
-
-    /// `launch_blocks` over a bound `n` and, when given, a device count.
-    fn launch_blocks_counted(
         &self,
         kernel: &wgsl::Kernel,
         n: usize,
@@ -358,7 +347,7 @@ impl GpuMachine<'_, '_> {
             }
             None => prims::scan_blocks(op, elem, flags.is_some()),
         };
-        self.launch_blocks_counted(&kernel, n, count.as_ref(), &params, &bindings, span)?;
+        self.launch_blocks(&kernel, n, count.as_ref(), &params, &bindings, span)?;
         self.scan_carry(op, out, &sums, block_flags.as_ref(), span)
     }
 
@@ -410,7 +399,14 @@ impl GpuMachine<'_, '_> {
             let blocks = current.len.div_ceil(prims::BLOCK as usize);
             let out = self.alloc(current.elem, blocks, span)?;
             let bindings = [current.binding(), out.binding()];
-            self.launch_blocks(&prims::reduce_blocks(op, current.elem), current.len, &[], &bindings, span)?;
+            self.launch_blocks(
+                &prims::reduce_blocks(op, current.elem),
+                current.len,
+                None,
+                &[],
+                &bindings,
+                span,
+            )?;
             if blocks == 1 {
                 let total = DeviceVec { scalar: true, ..out };
                 self.keep_scalar(&total);

@@ -121,7 +121,7 @@ impl GpuMachine<'_, '_> {
         bindings.extend(segs.map(DeviceVec::binding));
         bindings.extend(data.map(DeviceVec::binding));
         bindings.push(hist.binding());
-        self.launch_blocks(&sort::radix_count(key), n, &params, &bindings, span)?;
+        self.launch_blocks(&sort::radix_count(key), n, None, &params, &bindings, span)?;
         let mut inputs = vec![sorting.order.binding()];
         inputs.extend(sorting.segs.as_ref().map(DeviceVec::binding));
         inputs.extend(data.map(DeviceVec::binding));
@@ -137,7 +137,7 @@ impl GpuMachine<'_, '_> {
             }
             None => None,
         };
-        self.launch_blocks(&sort::radix_scatter(key, carry), n, &params, &bindings, span)?;
+        self.launch_blocks(&sort::radix_scatter(key, carry), n, None, &params, &bindings, span)?;
         Ok(Sorting { order, segs })
     }
 
