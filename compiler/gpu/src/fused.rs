@@ -161,16 +161,18 @@ impl GpuMachine<'_, '_> {
                 let out = self.scan_carry(*rop, out, &sums, None, span)?;
                 match init {
                     Some(init) => {
-                        let init = self.settled(get(frame, *init, span)?, span)?;
+                        let init = self.with_exact_len(get(frame, *init, span)?, span)?;
                         self.shift(*rop, &out, None, &init, span)?
                     }
                     None => out,
                 }
             }
             Op::SegReduce { segs, .. } | Op::SegScan { segs, .. } => {
-                let offsets = self.settled(get(frame, segs.offsets, span)?, span)?;
-                let lengths = self.settled(get(frame, segs.lengths, span)?, span)?;
-                let (offsets, lengths) = (self.device(&offsets, span)?, self.device(&lengths, span)?);
+                // The lengths and their layout's total in one read-back; the offsets are read only
+                // below their count, so their bound serves.
+                let lengths = self.device(&get(frame, segs.lengths, span)?.exact_if_known(), span)?;
+                let lengths = self.exact_lengths(lengths, span)?;
+                let offsets = self.device(&get(frame, segs.offsets, span)?.exact_if_known(), span)?;
                 let (starts, total) = self.compact(&lengths, span)?;
                 let Ok(pass) = wgsl::prims::segment_gather_produced(elem, &produced) else {
                     return Ok(false);
@@ -196,7 +198,7 @@ impl GpuMachine<'_, '_> {
                 )?;
                 let init = match op {
                     Op::SegScan { init: Some(init), .. } => {
-                        Some(self.settled(get(frame, *init, span)?, span)?)
+                        Some(self.with_exact_len(get(frame, *init, span)?, span)?)
                     }
                     _ => None,
                 };

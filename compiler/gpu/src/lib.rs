@@ -157,7 +157,7 @@ fn walk(
     // says nothing failed.
     gpu.attribute_to(0, 0);
     let outcome = outcome
-        .and_then(|results| walker.machine.settle_all(results, span))
+        .and_then(|results| walker.machine.with_exact_lens(results, span))
         .and_then(|results| walker.machine.sync(span).map(|()| results));
     walker.machine.call_depth(0);
     outcome
@@ -195,7 +195,7 @@ pub fn apply(
     let mut machine = GpuMachine::new(gpu, &mut report).map_err(|e| gpu_error(e, span))?;
     let mut frame: Frame<DeviceValue> = args.into_iter().map(Some).collect();
     let result = machine.op(&mut NoFiles, op, dest, &mut frame, &[], span)?;
-    let result = result.map(|r| machine.settled(r, span)).transpose()?;
+    let result = result.map(|r| machine.with_exact_len(r, span)).transpose()?;
     machine.sync(span)?;
     Ok(result)
 }
@@ -438,7 +438,9 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         parts: &[(&Arc<DeviceBuffer>, u64, u64)],
         span: TextRange,
     ) -> RunResult<Vec<Vec<u8>>> {
-        let counts = std::mem::take(&mut self.unsettled);
+        // A count that only this list holds counts nothing that is still alive.
+        let mut counts = std::mem::take(&mut self.unsettled);
+        counts.retain(|c| Arc::strong_count(c) > 1);
         let unread: Vec<usize> = (0..self.scalars.len()).filter(|&k| self.scalars[k].2.is_none()).collect();
         let scalars: Vec<(Arc<DeviceBuffer>, Scalar)> =
             unread.iter().map(|&k| (self.scalars[k].0.clone(), self.scalars[k].1)).collect();
@@ -464,6 +466,8 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
 
     /// Keeps `scalar`, a device scalar just computed, to be read with the next read-back.
     fn keep_scalar(&mut self, scalar: &DeviceVec) {
+        // A scalar whose buffer only this list holds can never be asked for again.
+        self.scalars.retain(|(buffer, _, _)| Arc::strong_count(buffer) > 1);
         if self.scalars.len() >= SCALARS_KEPT {
             self.scalars.remove(0);
         }
@@ -487,25 +491,30 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
 
     /// `value` with its exact length on the host: a read-back if its count is still on the
     /// device (with every other unsettled count).
-    fn settled(&mut self, value: DeviceValue, span: TextRange) -> RunResult<DeviceValue> {
+    fn with_exact_len(&mut self, value: DeviceValue, span: TextRange) -> RunResult<DeviceValue> {
         match value {
             DeviceValue::Device(v) if v.count.is_some() => {
                 if let Some(count) = v.unsettled() {
-                    // Every count is on the list from its making; a failed read-back's explanation
-                    // may have taken it off.
-                    if !self.unsettled.iter().any(|c| Arc::ptr_eq(c, count)) {
-                        self.unsettled.push(count.clone());
-                    }
+                    self.list_unsettled(count);
                     self.read_parts(&[], span)?;
                 }
-                Ok(DeviceValue::Device(v.settle_known()))
+                Ok(DeviceValue::Device(v.exact_if_known()))
             }
             other => Ok(other),
         }
     }
 
-    fn settle_all(&mut self, values: Vec<DeviceValue>, span: TextRange) -> RunResult<Vec<DeviceValue>> {
-        values.into_iter().map(|v| self.settled(v, span)).collect()
+    /// Puts `count` on the list the next read-back brings. Every count is on it from its
+    /// making, but a read-back that found a failure gives its counts back only for the
+    /// failure's explanation.
+    fn list_unsettled(&mut self, count: &Arc<DeviceCount>) {
+        if !self.unsettled.iter().any(|c| Arc::ptr_eq(c, count)) {
+            self.unsettled.push(count.clone());
+        }
+    }
+
+    fn with_exact_lens(&mut self, values: Vec<DeviceValue>, span: TextRange) -> RunResult<Vec<DeviceValue>> {
+        values.into_iter().map(|v| self.with_exact_len(v, span)).collect()
     }
 
     /// The values of `vars`: settled, or only where their counts are known when the caller
@@ -526,15 +535,15 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
             }
         }
         if counted {
-            Ok(values.into_iter().map(DeviceValue::settle_known).collect())
+            Ok(values.into_iter().map(DeviceValue::exact_if_known).collect())
         } else {
-            self.settle_all(values, span)
+            self.with_exact_lens(values, span)
         }
     }
 
     /// A value as the CPU executor holds it.
     fn host_value(&mut self, value: &DeviceValue, span: TextRange) -> RunResult<cpu::FlatValue> {
-        match self.settled(value.clone(), span)? {
+        match self.with_exact_len(value.clone(), span)? {
             DeviceValue::Host(s) => Ok(cpu::FlatValue::Scalar(s)),
             DeviceValue::Device(v) => {
                 let data = self.read_parts(&[(&v.buffer, 0, v.bytes())], span)?;
@@ -945,7 +954,8 @@ impl Machine for GpuMachine<'_, '_> {
         let elements: u64 = args
             .iter()
             .map(|a| match a {
-                DeviceValue::Device(v) if !v.scalar => v.len as u64,
+                // A size still on the device counts as its bound.
+                DeviceValue::Device(v) if !v.scalar => v.clone().exact_if_known().len as u64,
                 _ => 0,
             })
             .sum();

@@ -6,7 +6,7 @@
 //! id and position of every element (a binary search of the starts), the elements gathered and
 //! flagged at segment heads. The total length of the compact layout sizes allocations, so it
 //! is read back, once per lengths vector (`compact`), with the lengths' own count when that is
-//! still on the device (`settle_lengths`).
+//! still on the device (`exact_lengths`).
 //!
 //! Sizes stay on the device where a bound will do (`DeviceVec::count`): a `pack` allocates its
 //! input's length and leaves the kept count on the device, a `concat` of such vectors joins
@@ -53,7 +53,7 @@ impl GpuMachine<'_, '_> {
             }
             Op::SegIds { .. } | Op::SegIota { .. } => {
                 let lengths = self.device(a(0)?, span)?;
-                let lengths = self.settle_lengths(lengths, span)?;
+                let lengths = self.exact_lengths(lengths, span)?;
                 let (starts, total) = self.compact(&lengths, span)?;
                 let (ids, positions) = self.segment_ids(&lengths, &starts, total, span)?;
                 if matches!(op, Op::SegIds { .. }) { ids } else { positions }
@@ -98,8 +98,9 @@ impl GpuMachine<'_, '_> {
             }
             Op::SegReduce { .. } | Op::SegScan { .. } => {
                 let lengths = self.device(a(2)?, span)?;
-                let lengths = self.settle_lengths(lengths, span)?;
-                // Read whole, or by segment: their bounds do as well as their lengths.
+                let lengths = self.exact_lengths(lengths, span)?;
+                // Both are read only below their counts (the elements the layout names, one
+                // offset per segment), so their bounds serve as well as their lengths.
                 let (src, offsets) = (self.device(a(0)?, span)?, self.device(a(1)?, span)?);
                 let (starts, total) = self.compact(&lengths, span)?;
                 if total == 0 {
@@ -457,10 +458,11 @@ impl GpuMachine<'_, '_> {
     /// Segment lengths whose count is still on the device, settled together with their
     /// total: one read-back brings both (and every other unsettled count), and the compact
     /// layout is kept for `compact`.
-    pub(super) fn settle_lengths(&mut self, lengths: DeviceVec, span: TextRange) -> RunResult<DeviceVec> {
+    pub(super) fn exact_lengths(&mut self, lengths: DeviceVec, span: TextRange) -> RunResult<DeviceVec> {
         let Some(count) = lengths.unsettled().cloned() else {
-            return Ok(lengths.settle_known());
+            return Ok(lengths.exact_if_known());
         };
+        self.list_unsettled(&count);
         let starts = self.starts_of(&lengths, span)?;
         let word = self.alloc(Scalar::I32, 1, span)?;
         let bindings = [starts.binding(), lengths.binding(), word.binding()];
@@ -468,7 +470,7 @@ impl GpuMachine<'_, '_> {
         self.launch_grid(&prims::last_end(), 1, 1, &counts, &[], &bindings, span)?;
         let total = self.device_count(word.buffer);
         self.read_parts(&[], span)?;
-        let (lengths, starts) = (lengths.settle_known(), starts.settle_known());
+        let (lengths, starts) = (lengths.exact_if_known(), starts.exact_if_known());
         let total = total.exact.get().copied().unwrap_or(0);
         self.keep_layout(CompactLayout { lengths: lengths.clone(), starts, total, ids: None });
         Ok(lengths)
@@ -524,7 +526,7 @@ impl GpuMachine<'_, '_> {
         if vectors && counted && parts.len() <= prims::CONCAT_PARTS {
             return self.concat_counted(parts, span);
         }
-        let parts = &self.settle_all(parts.to_vec(), span)?;
+        let parts = &self.with_exact_lens(parts.to_vec(), span)?;
         let elem = parts.first().map_or(Scalar::I32, DeviceValue::elem);
         let size = wgsl::scalar::storage_size(elem);
         let total = parts.iter().map(|p| p.vector_len().unwrap_or(1)).sum();
@@ -551,6 +553,9 @@ impl GpuMachine<'_, '_> {
         let parts = self.devices(parts, span)?;
         let elem = parts[0].elem;
         let bound = parts.iter().map(|p| p.len).sum();
+        if bound == 0 {
+            return self.alloc(elem, 0, span);
+        }
         let mut out = self.alloc(elem, bound, span)?;
         let total = self.alloc(Scalar::I32, 1, span)?;
         let mut params = vec![0; wgsl::FIRST_SCALAR + parts.len()];
@@ -579,7 +584,7 @@ impl GpuMachine<'_, '_> {
         src: &DeviceValue,
         span: TextRange,
     ) -> RunResult<DeviceVec> {
-        let dst = self.settled(dst.clone(), span)?;
+        let dst = self.with_exact_len(dst.clone(), span)?;
         let (dst, index) = (self.device(&dst, span)?, self.device(index, span)?);
         let out = self.alloc(dst.elem, dst.len, span)?;
         self.gpu.copy(&dst.buffer, 0, &out.buffer, 0, dst.bytes());

@@ -21,7 +21,7 @@ pub enum DeviceValue {
 /// it, which sizes the buffer: a filter's result before anyone asked how many were kept. A
 /// kernel over such a vector runs over the bound and reads the count on the device
 /// (`Gpu::dispatch_counted`); an op that needs the exact length on the host settles it first
-/// (`GpuMachine::settled`), and every read-back brings back all unsettled counts with it.
+/// (`GpuMachine::with_exact_len`), and every read-back brings back all unsettled counts with it.
 #[derive(Debug, Clone)]
 pub struct DeviceVec {
     pub buffer: Arc<DeviceBuffer>,
@@ -52,7 +52,7 @@ impl DeviceVec {
     }
 
     /// This vector with its exact length, where a read-back has brought its count.
-    pub fn settle_known(self) -> DeviceVec {
+    pub fn exact_if_known(self) -> DeviceVec {
         match self.count.as_ref().and_then(|c| c.exact.get().copied()) {
             Some(len) => DeviceVec { len: len.min(self.len), count: None, ..self },
             None => self,
@@ -96,10 +96,10 @@ impl DeviceValue {
     }
 
     /// This value with its exact length where a read-back has brought its count
-    /// (`DeviceVec::settle_known`).
-    pub fn settle_known(self) -> DeviceValue {
+    /// (`DeviceVec::exact_if_known`).
+    pub fn exact_if_known(self) -> DeviceValue {
         match self {
-            DeviceValue::Device(v) => DeviceValue::Device(v.settle_known()),
+            DeviceValue::Device(v) => DeviceValue::Device(v.exact_if_known()),
             host => host,
         }
     }

@@ -136,6 +136,8 @@ pub fn scan_blocks(op: ReduceOp, elem: Scalar, segmented: bool) -> Kernel {
 /// element in its block), where the plain one writes the inclusive scan: the carry pass then
 /// finishes an exclusive scan as it finishes an inclusive one (every `ReduceOp` commutes), with
 /// no pass to shift the inclusive scan by one. `sums` are the blocks' totals, without `init`.
+/// Floats are combined in another order than the shift pass did (`carry ⊕ (init ⊕ prefix)`),
+/// which may round differently, as any parallel scan may against the sequential one.
 pub fn scan_blocks_exclusive(op: ReduceOp, elem: Scalar, init: Operand) -> Kernel {
     scan_blocks_of(op, elem, false, None, Some(init)).expect("a scan of a buffer always generates")
 }

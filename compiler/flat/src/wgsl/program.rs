@@ -132,12 +132,17 @@ fn scan_kernels(op: ReduceOp, elem: Scalar, segmented: bool) -> Vec<Kernel> {
 /// What the compact layout of a segment descriptor takes: the starts (and the total, when
 /// the number of segments is itself on the device), then the ids and positions.
 fn compact_kernels() -> Vec<Kernel> {
-    vec![
-        prims::scan_blocks_exclusive(ReduceOp::Add, Scalar::I32, Operand::Param(Scalar::I32, 0)),
-        prims::scan_add_carry(ReduceOp::Add, Scalar::I32, false),
-        prims::last_end(),
-        prims::segment_search(),
-    ]
+    let mut kernels = exclusive_scan_kernels(ReduceOp::Add, Scalar::I32, Operand::Param(Scalar::I32, 0));
+    kernels.extend([prims::last_end(), prims::segment_search()]);
+    kernels
+}
+
+/// An exclusive scan's kernels: its blocks' pass, and past one block the inclusive scan of the
+/// blocks' totals and the carry.
+fn exclusive_scan_kernels(op: ReduceOp, elem: Scalar, init: Operand) -> Vec<Kernel> {
+    let mut kernels = vec![prims::scan_blocks_exclusive(op, elem, init)];
+    kernels.extend(scan_kernels(op, elem, false));
+    kernels
 }
 
 fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
@@ -172,10 +177,9 @@ fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
         }
         Op::Reduce { op, .. } => vec![prims::reduce_blocks(*op, e(0))],
         Op::Scan { op, init: None, .. } => scan_kernels(*op, e(0), false),
-        Op::Scan { op, init: Some(init), .. } => vec![
-            prims::scan_blocks_exclusive(*op, e(0), operand(f, *init, 0, false)),
-            prims::scan_add_carry(*op, e(0), false),
-        ],
+        Op::Scan { op, init: Some(init), .. } => {
+            exclusive_scan_kernels(*op, e(0), operand(f, *init, 0, false))
+        }
         Op::SegReduce { op: rop, .. } | Op::SegScan { op: rop, .. } => {
             let mut kernels = compact_kernels();
             kernels.push(prims::segment_gather(e(0)));
