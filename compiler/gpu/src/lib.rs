@@ -455,8 +455,7 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         self.check_record(error, span)?;
         let mut extra = data.drain(parts.len()..);
         for (count, word) in counts.iter().zip(extra.by_ref()) {
-            let n = word.get(..4).map_or(0, |w| i32::from_le_bytes([w[0], w[1], w[2], w[3]]));
-            let _ = count.exact.set(usize::try_from(n).unwrap_or(0));
+            let _ = count.exact.set(value::count_word(&word));
         }
         for ((k, (_, elem)), bytes) in unread.into_iter().zip(&scalars).zip(extra) {
             self.scalars[k].2 = value::decode(*elem, &bytes).get(0);

@@ -438,14 +438,10 @@ impl GpuMachine<'_, '_> {
             Some(last) => {
                 let at = last as u64 * 4;
                 let words = self.read_parts(&[(&starts.buffer, at, 4), (&lengths.buffer, at, 4)], span)?;
-                words
-                    .iter()
-                    .map(|w| w.get(..4).map_or(0, |w| i32::from_le_bytes([w[0], w[1], w[2], w[3]])))
-                    .sum()
+                words.iter().map(|w| super::value::count_word(w)).sum()
             }
             None => 0,
         };
-        let total = usize::try_from(total).unwrap_or(0);
         self.keep_layout(CompactLayout {
             lengths: lengths.clone(),
             starts: starts.clone(),

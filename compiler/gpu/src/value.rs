@@ -136,6 +136,13 @@ pub fn encode(buffer: &Buffer) -> (Vec<u8>, Scalar, usize) {
     (bytes, buffer.ty(), buffer.len())
 }
 
+/// A count read back: the `i32` in the first word of `bytes` (0 if there is none, or if it is
+/// negative).
+pub fn count_word(bytes: &[u8]) -> usize {
+    let n = decode(Scalar::I32, bytes).get(0).and_then(|s| s.as_int()).unwrap_or(0);
+    usize::try_from(n).unwrap_or(0)
+}
+
 /// Storage bytes as a host vector of `elem`.
 pub fn decode(elem: Scalar, data: &[u8]) -> Buffer {
     fn words<const N: usize>(data: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
