@@ -597,10 +597,13 @@ pub enum Op {
         index: VarId,
     },
     /// A copy of `dst` with `dst[index[i]] = src[i]`; for duplicates one write wins.
+    /// `distinct`: the flattener built `index` with no value twice (a `pack` of an `iota`, as
+    /// where a split conditional merges its arms), so no write needs to win over another.
     Scatter {
         dst: VarId,
         index: VarId,
         src: VarId,
+        distinct: bool,
     },
     /// The elements whose flag is true, in order.
     Pack {
@@ -680,7 +683,7 @@ impl Op {
             RandomF32 { seed, index } => vec![seed, index],
             RandomI32 { lo, hi, seed, index } => vec![lo, hi, seed, index],
             Gather { src, index } => vec![src, index],
-            Scatter { dst, index, src } => vec![dst, index, src],
+            Scatter { dst, index, src, .. } => vec![dst, index, src],
             Pack { src, flags } => vec![src, flags],
             Reduce { src, .. } => vec![src],
             SegReduce { src, segs, .. } | SegArgExtreme { src, segs, .. } => {
@@ -722,7 +725,7 @@ impl Op {
             RandomF32 { seed, index } => vec![*seed, *index],
             RandomI32 { lo, hi, seed, index } => vec![*lo, *hi, *seed, *index],
             Gather { src, index } => vec![*src, *index],
-            Scatter { dst, index, src } => vec![*dst, *index, *src],
+            Scatter { dst, index, src, .. } => vec![*dst, *index, *src],
             Pack { src, flags } => vec![*src, *flags],
             Reduce { src, .. } => vec![*src],
             SegReduce { src, segs, .. } | SegArgExtreme { src, segs, .. } => {
@@ -757,7 +760,7 @@ impl Op {
             Load { csv, field, .. } => format!("load_{}.{field}", if *csv { "csv" } else { "npy" }),
             Length(_) => "length".into(),
             Gather { .. } => "gather".into(),
-            Scatter { .. } => "scatter".into(),
+            Scatter { distinct, .. } => (if *distinct { "scatter.distinct" } else { "scatter" }).into(),
             Pack { .. } => "pack".into(),
             Reduce { op, .. } => format!("reduce.{}", op.name()),
             SegReduce { op, .. } => format!("seg_reduce.{}", op.name()),

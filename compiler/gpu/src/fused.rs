@@ -174,10 +174,43 @@ impl GpuMachine<'_, '_> {
                 let lengths = self.exact_lengths(lengths, span)?;
                 let offsets = self.device(&get(frame, segs.offsets, span)?.exact_if_known(), span)?;
                 let (starts, total) = self.compact(&lengths, span)?;
+                if total == 0 {
+                    return Ok(false);
+                }
+                let gathered = match op {
+                    Op::SegReduce { op: rop, .. } => {
+                        prims::seg_scan_blocks_gathered_produced(*rop, elem, &produced)
+                            .ok()
+                            .map(|k| (*rop, k))
+                    }
+                    _ => None,
+                };
+                if let Some((rop, pass)) = gathered.filter(|(_, pass)| self.fits(pass)) {
+                    // The scan computes each element where it lies: no gathered copy.
+                    let (ids, _) = self.segment_ids(&lengths, &starts, total, span)?;
+                    let layout = vec![ids.binding(), offsets.binding(), starts.binding()];
+                    let launch = |me: &mut Self, b: &[Binding]| {
+                        me.launch_fused_pass(
+                            stmt,
+                            f,
+                            &pass,
+                            &inputs,
+                            &values,
+                            &mut params,
+                            b.to_vec(),
+                            |me, p, b| me.launch_blocks(&pass, total, None, p, b, span),
+                        )
+                    };
+                    let scanned = self.seg_scan_gathered(rop, elem, total, layout, own, launch, span)?;
+                    let result = self.segment_lasts(rop, &scanned, &lengths, &starts, span)?;
+                    set(frame, *dest, DeviceValue::Device(result), span)?;
+                    self.record_ops(producer, scan);
+                    return Ok(true);
+                }
                 let Ok(pass) = wgsl::prims::segment_gather_produced(elem, &produced) else {
                     return Ok(false);
                 };
-                if total == 0 || !self.fits(&pass) {
+                if !self.fits(&pass) {
                     return Ok(false);
                 }
                 let (ids, _) = self.segment_ids(&lengths, &starts, total, span)?;
@@ -207,12 +240,17 @@ impl GpuMachine<'_, '_> {
             _ => return Ok(false),
         };
         set(frame, *dest, DeviceValue::Device(result), span)?;
-        for member in producer.body.iter().chain([scan]) {
+        self.record_ops(producer, scan);
+        Ok(true)
+    }
+
+    /// Counts the ops of a producer and its consumer, run as one kernel.
+    fn record_ops(&mut self, producer: &FusedKernel, consumer: &Stmt) {
+        for member in producer.body.iter().chain([consumer]) {
             if let StmtKind::Op { op, .. } = &member.kind {
                 self.report.counters.record_op(op, std::iter::empty());
             }
         }
-        Ok(true)
     }
 
     /// Whether the adapter lets one kernel bind all of `kernel`'s storage buffers (the

@@ -286,6 +286,7 @@ fn stats_since(before: &Stats, after: &Stats) -> Stats {
     per_kernel.retain(|_, n| *n > 0);
     Stats {
         launches: after.launches - before.launches,
+        indirect_launches: after.indirect_launches - before.indirect_launches,
         submissions: after.submissions - before.submissions,
         read_backs: after.read_backs - before.read_backs,
         bytes_read_back: after.bytes_read_back - before.bytes_read_back,

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use rowan::TextRange;
 
-use crate::runtime::Binding;
+use crate::runtime::{Binding, Grid};
 use weft_core::types::Scalar;
 use weft_exec::Interrupt;
 use weft_exec::cpu::{self, ScalarValue};
@@ -70,17 +70,20 @@ impl GpuMachine<'_, '_> {
                 self.launch(&prims::interleave(&operands), out.len, &params, &bindings, span)?;
                 out
             }
-            Op::Scatter { .. } => self.scatter(a(0)?, a(1)?, a(2)?, span)?,
+            Op::Scatter { distinct, .. } => self.scatter(a(0)?, a(1)?, a(2)?, *distinct, span)?,
             Op::Pack { .. } => {
                 let (src, flags) = (self.device(a(0)?, span)?, self.device(a(1)?, span)?);
                 let counts = self.scan_inclusive(ReduceOp::Add, &as_i32(&flags), None, span)?;
                 // The kept count stays on the device: the result is allocated by its bound,
                 // the input's length.
                 let mut out = self.alloc(src.elem, flags.len, span)?;
-                let bindings = [src.binding(), flags.binding(), counts.binding(), out.binding()];
-                self.launch(&prims::pack_scatter(src.elem), flags.len, &[], &bindings, span)?;
                 if flags.len > 0 {
-                    out.count = Some(self.last_of(&counts, span)?);
+                    let record = self.count_record(span)?;
+                    let bindings =
+                        [src.binding(), flags.binding(), counts.binding(), out.binding(), record.binding()];
+                    let params = self.grid_width_param();
+                    self.launch(&prims::pack_scatter(src.elem), flags.len, &params, &bindings, span)?;
+                    out.count = Some(self.device_count(record.buffer));
                 }
                 out
             }
@@ -94,7 +97,10 @@ impl GpuMachine<'_, '_> {
             Op::Scan { op: rop, init, .. } => {
                 let src = self.device(a(0)?, span)?;
                 let init = if init.is_some() { Some(a(1)?) } else { None };
-                self.scan(*rop, &src, None, init, span)?
+                match self.known_starts(*rop, &src, init) {
+                    Some(starts) => starts,
+                    None => self.scan(*rop, &src, None, init, span)?,
+                }
             }
             Op::SegReduce { .. } | Op::SegScan { .. } => {
                 let lengths = self.device(a(2)?, span)?;
@@ -107,16 +113,22 @@ impl GpuMachine<'_, '_> {
                     return self.empty_combination(op, src.elem, lengths.len, span);
                 }
                 let (ids, _) = self.segment_ids(&lengths, &starts, total, span)?;
+                let layout = vec![ids.binding(), offsets.binding(), starts.binding(), src.binding()];
+                if let Op::SegReduce { op: rop, .. } = op {
+                    // The scan reads each element where it lies: no gathered copy.
+                    let pass = prims::seg_scan_blocks_gathered(*rop, src.elem);
+                    let launch =
+                        |me: &mut Self, b: &[Binding]| me.launch_blocks(&pass, total, None, &[], b, span);
+                    let scanned =
+                        self.seg_scan_gathered(*rop, src.elem, total, layout, Vec::new(), launch, span)?;
+                    return Ok(Some(DeviceValue::Device(
+                        self.segment_lasts(*rop, &scanned, &lengths, &starts, span)?,
+                    )));
+                }
                 let vals = self.alloc(src.elem, total, span)?;
                 let flags = self.alloc(Scalar::Bool, total, span)?;
-                let bindings = [
-                    ids.binding(),
-                    offsets.binding(),
-                    starts.binding(),
-                    src.binding(),
-                    vals.binding(),
-                    flags.binding(),
-                ];
+                let mut bindings = layout;
+                bindings.extend([vals.binding(), flags.binding()]);
                 self.launch(&prims::segment_gather(src.elem), total, &[], &bindings, span)?;
                 let init = match op {
                     Op::SegScan { init: Some(_), .. } => Some(a(3)?),
@@ -202,15 +214,53 @@ impl GpuMachine<'_, '_> {
         match (op, init) {
             (Op::SegScan { .. }, Some(init)) => self.shift(*rop, &scanned, Some(flags), init, span),
             (Op::SegScan { .. }, None) => Ok(scanned),
-            _ => {
-                let elem = vals.elem;
-                let out = self.alloc(elem, lengths.len, span)?;
-                let kernel = prims::segment_last(elem, &prims::empty_value(*rop, elem));
-                let bindings = [lengths.binding(), starts.binding(), scanned.binding(), out.binding()];
-                self.launch(&kernel, lengths.len, &[], &bindings, span)?;
-                Ok(out)
-            }
+            _ => self.segment_lasts(*rop, &scanned, lengths, starts, span),
         }
+    }
+
+    /// Each segment's reduction: the last element of its inclusive scan `scanned`, or the
+    /// operator's identity for an empty segment.
+    pub(super) fn segment_lasts(
+        &mut self,
+        op: ReduceOp,
+        scanned: &DeviceVec,
+        lengths: &DeviceVec,
+        starts: &DeviceVec,
+        span: TextRange,
+    ) -> RunResult<DeviceVec> {
+        let elem = scanned.elem;
+        let out = self.alloc(elem, lengths.len, span)?;
+        let kernel = prims::segment_last(elem, &prims::empty_value(op, elem));
+        let bindings = [lengths.binding(), starts.binding(), scanned.binding(), out.binding()];
+        self.launch(&kernel, lengths.len, &[], &bindings, span)?;
+        Ok(out)
+    }
+
+    /// The segmented inclusive scan of the `total` elements of a compact layout, whose blocks'
+    /// pass (`wgsl::prims::seg_scan_blocks_gathered`, or a fused one) reads them where they lie.
+    /// `launch` runs that pass bound to `inputs`, the buffers it writes, then `trailing` (a
+    /// fused producer's own); the carry's passes follow.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn seg_scan_gathered(
+        &mut self,
+        op: ReduceOp,
+        elem: Scalar,
+        total: usize,
+        inputs: Vec<Binding>,
+        trailing: Vec<Binding>,
+        launch: impl FnOnce(&mut Self, &[Binding]) -> RunResult<()>,
+        span: TextRange,
+    ) -> RunResult<DeviceVec> {
+        let blocks = total.div_ceil(prims::BLOCK as usize);
+        let out = self.alloc(elem, total, span)?;
+        let sums = self.alloc(elem, blocks, span)?;
+        let any = self.alloc(Scalar::Bool, blocks, span)?;
+        let first = self.alloc(Scalar::I32, blocks, span)?;
+        let mut bindings = inputs;
+        bindings.extend([out.binding(), sums.binding(), any.binding(), first.binding()]);
+        bindings.extend(trailing);
+        launch(self, &bindings)?;
+        self.scan_carry(op, out, &sums, Some(&(any, first)), span)
     }
 
     /// A launch over `n` elements, or over a bound `n` and a device `count`.
@@ -223,17 +273,22 @@ impl GpuMachine<'_, '_> {
         bindings: &[Binding],
         span: TextRange,
     ) -> RunResult<()> {
-        let counts: Vec<_> = count.map(|c| (0, c)).into_iter().collect();
-        self.launch_grid(kernel, n.div_ceil(wgsl::WORKGROUP as usize), n, &counts, params, bindings, span)
+        let groups = n.div_ceil(wgsl::WORKGROUP as usize) as u64;
+        let (grid, counts) = match count {
+            // The count's record holds the grid for its elements: an indirect dispatch.
+            Some(c) => (Grid::Device { bound: groups, record: &c.buffer }, vec![(0, c)]),
+            None => (Grid::Host(groups), Vec::new()),
+        };
+        self.launch_grid(kernel, grid, n, &counts, params, bindings, span)
     }
 
-    /// A launch of `groups` workgroups over `n` elements, with parameter words filled on the
-    /// device from `counts` (`Gpu::dispatch_counted`).
+    /// A launch over `n` elements, with parameter words filled on the device from `counts`
+    /// (`Gpu::dispatch_counted`).
     #[allow(clippy::too_many_arguments)]
     fn launch_grid(
         &self,
         kernel: &wgsl::Kernel,
-        groups: usize,
+        grid: Grid<'_>,
         n: usize,
         counts: &[(usize, &Arc<DeviceCount>)],
         params: &[u32],
@@ -246,7 +301,7 @@ impl GpuMachine<'_, '_> {
         let counts: Vec<_> = counts.iter().map(|&(k, c)| (k, &c.buffer)).collect();
         let words = param_words(params);
         self.gpu
-            .dispatch_counted(kernel, groups as u64, n as u64, &counts, &words, bindings)
+            .dispatch_counted(kernel, grid, n as u64, &counts, &words, bindings)
             .map_err(|e| gpu_error(e, span))
     }
 
@@ -273,7 +328,8 @@ impl GpuMachine<'_, '_> {
         span: TextRange,
     ) -> RunResult<()> {
         let counts: Vec<_> = count.map(|c| (0, c)).into_iter().collect();
-        self.launch_grid(kernel, n.div_ceil(prims::BLOCK as usize), n, &counts, params, bindings, span)
+        let grid = Grid::Host(n.div_ceil(prims::BLOCK as usize) as u64);
+        self.launch_grid(kernel, grid, n, &counts, params, bindings, span)
     }
 
     /// An operand that must be a device array.
@@ -417,12 +473,16 @@ impl GpuMachine<'_, '_> {
         }
     }
 
-    /// The last element of an inclusive count (of a known, non-zero length), as a device
-    /// count: a copy on the device, no launch and no read-back.
-    fn last_of(&mut self, counts: &DeviceVec, span: TextRange) -> RunResult<Arc<DeviceCount>> {
-        let word = self.alloc(Scalar::I32, 1, span)?;
-        self.gpu.copy(&counts.buffer, (counts.len as u64 - 1) * 4, &word.buffer, 0, 4);
-        Ok(self.device_count(word.buffer))
+    /// A count record (`wgsl::prims::COUNT_RECORD_WORDS` words) for a kernel to write.
+    pub(super) fn count_record(&mut self, span: TextRange) -> RunResult<DeviceVec> {
+        self.alloc(Scalar::I32, prims::COUNT_RECORD_WORDS, span)
+    }
+
+    /// The parameters of a kernel that writes a count record: the grid's row width.
+    pub(super) fn grid_width_param(&self) -> Vec<u32> {
+        let mut params = vec![0; wgsl::FIRST_SCALAR];
+        params[prims::GRID_WIDTH_WORD] = u32::try_from(self.gpu.grid_width()).unwrap_or(u32::MAX);
+        params
     }
 
     /// The compact layout of segments of `lengths`: where each starts, and the total. Built
@@ -460,16 +520,29 @@ impl GpuMachine<'_, '_> {
         };
         self.list_unsettled(&count);
         let starts = self.starts_of(&lengths, span)?;
-        let word = self.alloc(Scalar::I32, 1, span)?;
-        let bindings = [starts.binding(), lengths.binding(), word.binding()];
+        let record = self.count_record(span)?;
+        let bindings = [starts.binding(), lengths.binding(), record.binding()];
         let counts = [(wgsl::FIRST_SCALAR, &count)];
-        self.launch_grid(&prims::last_end(), 1, 1, &counts, &[], &bindings, span)?;
-        let total = self.device_count(word.buffer);
+        let params = self.grid_width_param();
+        self.launch_grid(&prims::last_end(), Grid::Host(1), 1, &counts, &params, &bindings, span)?;
+        let total = self.device_count(record.buffer);
         self.read_parts(&[], span)?;
         let (lengths, starts) = (lengths.exact_if_known(), starts.exact_if_known());
         let total = total.exact.get().copied().unwrap_or(0);
         self.keep_layout(CompactLayout { lengths: lengths.clone(), starts, total, ids: None });
         Ok(lengths)
+    }
+
+    /// The exclusive sum from 0 of segment lengths whose compact layout is kept: the layout's
+    /// starts, with no launch. A flattened program takes the offsets of the segments it has
+    /// just built their ids for (`seg_ids`, then `exscan.add` of the same lengths).
+    fn known_starts(&self, op: ReduceOp, src: &DeviceVec, init: Option<&DeviceValue>) -> Option<DeviceVec> {
+        let from_zero = matches!(init, Some(DeviceValue::Host(ScalarValue::I32(0))));
+        if op != ReduceOp::Add || !from_zero {
+            return None;
+        }
+        let lengths = src.clone().exact_if_known();
+        self.layouts.iter().find(|l| l.describes(&lengths)).map(|l| l.starts.clone())
     }
 
     /// Where each segment of the compact layout starts: the exclusive scan of the lengths.
@@ -553,8 +626,9 @@ impl GpuMachine<'_, '_> {
             return self.alloc(elem, 0, span);
         }
         let mut out = self.alloc(elem, bound, span)?;
-        let total = self.alloc(Scalar::I32, 1, span)?;
-        let mut params = vec![0; wgsl::FIRST_SCALAR + parts.len()];
+        let total = self.count_record(span)?;
+        let mut params = self.grid_width_param();
+        params.resize(wgsl::FIRST_SCALAR + parts.len(), 0);
         let mut counts = Vec::new();
         for (j, part) in parts.iter().enumerate() {
             params[wgsl::FIRST_SCALAR + j] = part.len as u32;
@@ -566,42 +640,46 @@ impl GpuMachine<'_, '_> {
         bindings.extend([out.binding(), total.binding()]);
         let counts: Vec<_> = counts.iter().map(|(k, c)| (*k, c)).collect();
         let kernel = prims::concat_parts(elem, parts.len());
-        let groups = bound.div_ceil(wgsl::WORKGROUP as usize);
-        self.launch_grid(&kernel, groups, bound, &counts, &params, &bindings, span)?;
+        let grid = Grid::Host(bound.div_ceil(wgsl::WORKGROUP as usize) as u64);
+        self.launch_grid(&kernel, grid, bound, &counts, &params, &bindings, span)?;
         out.count = Some(self.device_count(total.buffer));
         Ok(out)
     }
 
-    /// A copy of `dst` with `dst[index[i]] = src[i]`; the last write to a place wins.
+    /// A copy of `dst` with `dst[index[i]] = src[i]`; the last write to a place wins. With
+    /// `distinct` indexes (`Op::Scatter`) no write needs to win: one launch, not three.
     fn scatter(
         &mut self,
         dst: &DeviceValue,
         index: &DeviceValue,
         src: &DeviceValue,
+        distinct: bool,
         span: TextRange,
     ) -> RunResult<DeviceVec> {
         let dst = self.with_exact_len(dst.clone(), span)?;
         let (dst, index) = (self.device(&dst, span)?, self.device(index, span)?);
         let out = self.alloc(dst.elem, dst.len, span)?;
         self.gpu.copy(&dst.buffer, 0, &out.buffer, 0, dst.bytes());
-        let winners = self.fill(&DeviceValue::Host(ScalarValue::I32(-1)), dst.len, span)?;
-        let bindings = [index.binding(), winners.binding()];
-        let bound = [0, 0, dst.len as u32];
         let count = index.unsettled().cloned();
-        self.launch_counted(
-            &prims::scatter_winners(index.elem),
-            index.len,
-            count.as_ref(),
-            &bound,
-            &bindings,
-            span,
-        )?;
+        let mut bindings = vec![index.binding()];
+        if !distinct {
+            let winners = self.fill(&DeviceValue::Host(ScalarValue::I32(-1)), dst.len, span)?;
+            let bound = [0, 0, dst.len as u32];
+            self.launch_counted(
+                &prims::scatter_winners(index.elem),
+                index.len,
+                count.as_ref(),
+                &bound,
+                &[index.binding(), winners.binding()],
+                span,
+            )?;
+            bindings.push(winners.binding());
+        }
         let mut params = vec![0; wgsl::FIRST_SCALAR];
         params[2] = dst.len as u32;
-        let mut bindings = vec![index.binding(), winners.binding()];
         let operands = self.operands(std::slice::from_ref(src), None, &mut params, &mut bindings, span)?;
         bindings.push(out.binding());
-        let write = prims::scatter_write(index.elem, operands[0]);
+        let write = prims::scatter_write(index.elem, operands[0], distinct);
         self.launch_counted(&write, index.len, count.as_ref(), &params, &bindings, span)?;
         Ok(out)
     }

@@ -239,7 +239,7 @@ fn data_movement_matches_the_cpu() {
             );
             // Duplicate indexes: the last write wins.
             let values_m = values(m, Scalar::F32);
-            let scatter = Op::Scatter { dst: 0, index: 1, src: 2 };
+            let scatter = Op::Scatter { dst: 0, index: 1, src: 2, distinct: false };
             check(
                 &gpu,
                 &scatter,
@@ -251,6 +251,8 @@ fn data_movement_matches_the_cpu() {
             fastrand::shuffle(&mut permutation);
             let permute = [src.clone(), FlatValue::i32s(permutation), values(n, Scalar::F32)];
             check(&gpu, &scatter, &permute, Some(Scalar::F32), &format!("permute of {n}"));
+            let distinct = Op::Scatter { dst: 0, index: 1, src: 2, distinct: true };
+            check(&gpu, &distinct, &permute, Some(Scalar::F32), &format!("distinct permute of {n}"));
         }
         let len = FlatValue::Scalar(ScalarValue::I32(n as i32));
         check(

@@ -31,9 +31,10 @@ pub struct DeviceVec {
     pub count: Option<Arc<DeviceCount>>,
 }
 
-/// An element count computed on the device: the first word of `buffer`, an `i32` no larger
-/// than the bound of the vectors it counts. `exact` is set once a read-back has brought it
-/// to the host.
+/// An element count computed on the device, in a count record (`wgsl::prims::count_record`):
+/// the count, an `i32` no larger than the bound of the vectors it counts, in the first word
+/// of `buffer`, then the grid of an indirect launch over the counted elements. `exact` is set
+/// once a read-back has brought the count to the host.
 #[derive(Debug)]
 pub struct DeviceCount {
     pub buffer: Arc<DeviceBuffer>,

@@ -19,8 +19,14 @@ pub fn profile_text(report: &Report, adapter: Option<&str>, text: &str) -> Strin
         out.push_str(&format!("profile: adapter {adapter}\n"));
     }
     out.push_str(&format!(
-        "  launches {}, submissions {}, read-backs {} ({} bytes), uploads {} ({} bytes)\n",
-        s.launches, s.submissions, s.read_backs, s.bytes_read_back, s.uploads, s.bytes_uploaded
+        "  launches {} ({} indirect), submissions {}, read-backs {} ({} bytes), uploads {} ({} bytes)\n",
+        s.launches,
+        s.indirect_launches,
+        s.submissions,
+        s.read_backs,
+        s.bytes_read_back,
+        s.uploads,
+        s.bytes_uploaded
     ));
     out.push_str(&format!(
         "  bytes bound to kernels {}, buffers created {}, pipelines built {} in {:.1} ms\n",

@@ -267,7 +267,7 @@ fn moving_data() {
     let two = b.int(2);
     let one = b.op(si32(), Op::Gather { src, index: two });
     let seven = b.int(7);
-    let scattered = b.op(vi32(), Op::Scatter { dst: src, index: idx, src: seven });
+    let scattered = b.op(vi32(), Op::Scatter { dst: src, index: idx, src: seven, distinct: false });
     let len = b.op(si32(), Op::Length(src));
     let f = b.finish("f", vec![packed, gathered, one, scattered, len]);
     let out = ok1(

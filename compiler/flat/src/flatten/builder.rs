@@ -132,9 +132,25 @@ impl Builder {
     }
 
     /// Start positions of segments laid out one after another: the exclusive sum of `lengths`.
+    /// Segments of one length (a `replicate`, such as a list display's under a nested
+    /// context) start at its multiples: element-wise, which fuses, where a scan would not.
     pub fn offsets_of(&mut self, lengths: VarId) -> VarId {
+        if let Some((length, count)) = self.replicated(lengths) {
+            let iota = self.emit("iota", Op::Iota { len: count });
+            return self.emit("offsets", Op::Binary(BinaryOp::Mul, iota, length));
+        }
         let zero = self.i32(0);
         self.emit("offsets", Op::Scan { op: ir::ReduceOp::Add, src: lengths, init: Some(zero) })
+    }
+
+    /// The value and count of a `replicate` emitted into the open block as `var`.
+    fn replicated(&self, var: VarId) -> Option<(VarId, VarId)> {
+        self.stmts.iter().rev().find_map(|stmt| match &stmt.kind {
+            StmtKind::Op { dest: Some(d), op: Op::Replicate { value, len } } if *d == var => {
+                Some((*value, *len))
+            }
+            _ => None,
+        })
     }
 
     pub fn cast(&mut self, to: Scalar, v: VarId) -> VarId {

@@ -705,13 +705,16 @@ impl<'c> Flattener<'c> {
             for (old, new) in
                 super::prims::top_leaves(&current).into_iter().zip(super::prims::top_leaves(&next))
             {
-                written.push(me.b.emit("state", Op::Scatter { dst: old, index: running, src: new }));
+                written.push(
+                    me.b.emit("state", Op::Scatter { dst: old, index: running, src: new, distinct: true }),
+                );
             }
             let merged = super::prims::rebuild_top(&current, &mut written.into_iter());
             let merged = me.compact_sparse_state(ty, &merged)?;
             let f = me.b.bool(false);
             let idle = me.b.replicate(f, size);
-            let active = me.b.emit("running", Op::Scatter { dst: idle, index: running, src: again });
+            let active =
+                me.b.emit("running", Op::Scatter { dst: idle, index: running, src: again, distinct: true });
             Ok((merged, vec![active]))
         };
         let (values, _) = self.rounds(ty, &start, vec![active], any, round)?;

@@ -640,8 +640,10 @@ impl<'c> Flattener<'c> {
         let (copy, values) = self.share_elems(&copy, &values)?;
         let mut written = Vec::new();
         for (dst_leaf, value) in top_leaves(&copy).into_iter().zip(top_leaves(&values)) {
-            written
-                .push(self.b.emit("scattered", Op::Scatter { dst: dst_leaf, index: position, src: value }));
+            written.push(self.b.emit(
+                "scattered",
+                Op::Scatter { dst: dst_leaf, index: position, src: value, distinct: false },
+            ));
         }
         let elems = rebuild_top(&copy, &mut written.into_iter());
         Ok(self.compact_result(elems, dst, dsegs, single))
@@ -683,7 +685,12 @@ impl<'c> Flattener<'c> {
             let zero = self.b.zero(elem);
             let size = self.b.length(leaf);
             let blank = self.b.replicate(zero, size);
-            out.push(self.b.emit("permuted", Op::Scatter { dst: blank, index: positions, src: leaf }));
+            out.push(
+                self.b.emit(
+                    "permuted",
+                    Op::Scatter { dst: blank, index: positions, src: leaf, distinct: false },
+                ),
+            );
         }
         rebuild_top(values, &mut out.into_iter())
     }

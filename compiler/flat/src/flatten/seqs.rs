@@ -415,8 +415,10 @@ impl Flattener<'_> {
     ) -> VarId {
         let zero = self.b.zero(elem);
         let blank = self.b.replicate(zero, size);
-        let with_then = self.b.emit("merged", Op::Scatter { dst: blank, index: then_index, src: a });
-        self.b.emit("merged", Op::Scatter { dst: with_then, index: else_index, src: b })
+        // Both indexes are packs of one `iota` (`split`): each names an element once.
+        let merged = |dst, index, src| Op::Scatter { dst, index, src, distinct: true };
+        let with_then = self.b.emit("merged", merged(blank, then_index, a));
+        self.b.emit("merged", merged(with_then, else_index, b))
     }
 
     /// The descriptor of a sequence value as vectors, for segmented ops: one segment in the

@@ -15,13 +15,13 @@ use crate::ir::ReduceOp;
 use weft_core::types::Scalar;
 
 use super::scalar::storage_type;
-use super::{Access, FIRST_SCALAR, Kernel, MAIN_HEADER, Operand, Writer};
+use super::{Access, FIRST_SCALAR, Kernel, MAIN_HEADER, Operand, WORKGROUP, Writer};
 
 /// Elements per thread in a block. Workgroup barriers are the expensive part of a pass (on
 /// llvmpipe each one is a coroutine switch), so a thread takes 16 elements: 4,096 per block.
 pub const ITEMS: u32 = 16;
 /// Elements per workgroup of a reduce or scan pass.
-pub const BLOCK: u32 = super::WORKGROUP * ITEMS;
+pub const BLOCK: u32 = WORKGROUP * ITEMS;
 
 /// `op` on storage values of `elem`: the combining function's WGSL and the identity.
 pub(super) fn combine(op: ReduceOp, elem: Scalar) -> (String, String) {
@@ -129,7 +129,37 @@ var<workgroup> partial: array<{t}, 256>;
 /// and also writes, per block, whether any element is a head (`sum_flags`) and where the first
 /// head is (`first_head`, `BLOCK` if none); unsegmented, none of that is generated.
 pub fn scan_blocks(op: ReduceOp, elem: Scalar, segmented: bool) -> Kernel {
-    scan_blocks_of(op, elem, segmented, None, None).expect("a scan of a buffer always generates")
+    let input = if segmented { ScanInput::Flagged } else { ScanInput::Plain };
+    scan_blocks_of(op, elem, input, None, None).expect("a scan of a buffer always generates")
+}
+
+/// The segmented `scan_blocks` of the elements of a compact layout's segments where they lie:
+/// element `i` of segment `ids[i]` is `src[offsets[s] + i - starts[s]]`, and a head where
+/// `i == starts[s]`. It reads what `segment_gather` would have written, in the same pass: a
+/// segmented reduction takes one launch and one pass over its elements fewer.
+pub fn seg_scan_blocks_gathered(op: ReduceOp, elem: Scalar) -> Kernel {
+    scan_blocks_of(op, elem, ScanInput::Gathered, None, None).expect("a scan of a buffer always generates")
+}
+
+/// `seg_scan_blocks_gathered` whose elements a fused producer computes at the gathered
+/// positions (`fused::Produced`): its bindings come after the scan's own.
+pub fn seg_scan_blocks_gathered_produced(
+    op: ReduceOp,
+    elem: Scalar,
+    produced: &super::fused::Produced<'_>,
+) -> Result<Kernel, super::scalar::NotScalar> {
+    scan_blocks_of(op, elem, ScanInput::Gathered, Some(produced), None)
+}
+
+/// Where a scan's blocks' pass finds its elements and its segments' heads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ScanInput {
+    /// Element `i` of `src`, unsegmented.
+    Plain,
+    /// Element `i` of `src`, and a head where `flags[i]` is set.
+    Flagged,
+    /// Gathered from `src` through a compact layout (`seg_scan_blocks_gathered`).
+    Gathered,
 }
 
 /// `scan_blocks` writing the exclusive scan from `init` (`init ⊕` everything before the
@@ -139,7 +169,7 @@ pub fn scan_blocks(op: ReduceOp, elem: Scalar, segmented: bool) -> Kernel {
 /// Floats are combined in another order than the shift pass did (`carry ⊕ (init ⊕ prefix)`),
 /// which may round differently, as any parallel scan may against the sequential one.
 pub fn scan_blocks_exclusive(op: ReduceOp, elem: Scalar, init: Operand) -> Kernel {
-    scan_blocks_of(op, elem, false, None, Some(init)).expect("a scan of a buffer always generates")
+    scan_blocks_of(op, elem, ScanInput::Plain, None, Some(init)).expect("a scan of a buffer always generates")
 }
 
 /// `scan_blocks` whose input elements a fused producer computes (`fused::Produced`) instead
@@ -150,23 +180,30 @@ pub fn scan_blocks_produced(
     segmented: bool,
     produced: &super::fused::Produced<'_>,
 ) -> Result<Kernel, super::scalar::NotScalar> {
-    scan_blocks_of(op, elem, segmented, Some(produced), None)
+    let input = if segmented { ScanInput::Flagged } else { ScanInput::Plain };
+    scan_blocks_of(op, elem, input, Some(produced), None)
 }
 
 fn scan_blocks_of(
     op: ReduceOp,
     elem: Scalar,
-    segmented: bool,
+    input: ScanInput,
     produced: Option<&super::fused::Produced<'_>>,
     exclusive: Option<Operand>,
 ) -> Result<Kernel, super::scalar::NotScalar> {
     let t = storage_type(elem);
     let (combine, id) = combine(op, elem);
+    let segmented = input != ScanInput::Plain;
     let mut w = Writer::new();
+    if input == ScanInput::Gathered {
+        w.bind("ids", "i32", Access::Read);
+        w.bind("offsets", "i32", Access::Read);
+        w.bind("starts", "i32", Access::Read);
+    }
     if produced.is_none() {
         w.bind("src", t, Access::Read);
     }
-    if segmented {
+    if input == ScanInput::Flagged {
         w.bind("flags", "u32", Access::Read);
     }
     w.bind("dst", t, Access::ReadWrite);
@@ -193,10 +230,16 @@ fn scan_blocks_of(
     let init = seg(&format!(
         "    if (lid == 0u) {{ atomicStore(&first, {BLOCK}u); }}\n    workgroupBarrier();\n    var seen: array<u32, {ITEMS}>;\n    var f = 0u;\n"
     ));
+    let read = match input {
+        ScanInput::Gathered => {
+            "let s = u32(ids[i]);\n            let within = i32(i) - starts[s];\n            let at = u32(offsets[s] + within);\n            x = src[at];\n            head = select(0u, 1u, within == 0i);"
+        }
+        _ => "x = src[i]; head = flags[i];",
+    };
     let element = if segmented {
         format!(
             "        var head = 0u;
-        if (i < n) {{ x = src[i]; head = flags[i]; }}
+        if (i < n) {{ {read} }}
         if (head != 0u) {{ acc = x; atomicMin(&first, lid * {ITEMS}u + k); }} else {{ acc = combine(acc, x); }}
         f = f | head;
         seen[k] = f;
@@ -257,17 +300,19 @@ fn scan_blocks_of(
 {tail}}}
 "
     );
-    let kind = match (segmented, exclusive) {
-        (true, _) => "seg_scan_blocks",
-        (false, Some(_)) => "exscan_blocks",
-        (false, None) => "scan_blocks",
+    let kind = match (input, exclusive) {
+        (ScanInput::Gathered, _) => "seg_scan_blocks_gathered",
+        (ScanInput::Flagged, _) => "seg_scan_blocks",
+        (ScanInput::Plain, Some(_)) => "exscan_blocks",
+        (ScanInput::Plain, None) => "scan_blocks",
     };
     let name = format!("{kind}_{}", suffix(op, elem));
     match produced {
         None => Ok(w.finish(name, &main)),
         Some(produced) => {
             let element = produced.declare(&mut w)?;
-            let main = format!("{element}{}", main.replace("src[i]", "element(i)"));
+            let main = main.replace("src[i]", "element(i)").replace("src[at]", "element(at)");
+            let main = format!("{element}{main}");
             Ok(w.finish(format!("{name}_of_{}", produced.name), &main))
         }
     }
@@ -301,15 +346,16 @@ const BLOCK: u32 = {BLOCK}u;
     Kernel { name: format!("{kind}_{}", suffix(op, elem)), source, bindings }
 }
 
-/// Where the last of the first `p[4]` segments ends (0 if there are none), into `dst[0]`, in
-/// one thread: the total of a compact layout whose number of segments is on the device.
+/// Where the last of the first `p[4]` segments ends (0 if there are none), in one thread, as
+/// the count record `dst` (`count_record`): the total of a compact layout whose number of
+/// segments is on the device.
 pub fn last_end() -> Kernel {
+    let record = count_record("dst", "end");
     let body = format!(
         "    var end = 0i;
     let m = p[{FIRST_SCALAR}];
     if (m > 0u) {{ end = starts[m - 1u] + lengths[m - 1u]; }}
-    dst[0] = end;
-"
+{record}"
     );
     let arrays = [
         ("starts", "i32", Access::Read),
@@ -319,12 +365,41 @@ pub fn last_end() -> Kernel {
     simple("last_end", &arrays, &body)
 }
 
+/// The words of a count record: an element count computed on the device, then the
+/// workgroup grid `(x, y, 1)` of a launch of one thread per counted element, which an
+/// indirect dispatch reads at word `COUNT_GRID_WORD`.
+pub const COUNT_RECORD_WORDS: usize = 4;
+pub const COUNT_GRID_WORD: usize = 1;
+/// The parameter word that carries the grid's row width (at most 65,535 workgroups, or less
+/// where a test narrows it) to the kernels that write count records.
+pub const GRID_WIDTH_WORD: usize = 3;
+
+/// WGSL statements that write the count `total` (an `i32` expression, not negative) into the
+/// count record `dst`, with the grid of one thread per element in rows of at most
+/// `p[GRID_WIDTH_WORD]` workgroups: the layout `Gpu::dispatch_counted` lays a host grid out in.
+fn count_record(dst: &str, total: &str) -> String {
+    let w = WORKGROUP;
+    format!(
+        "    {{
+        let n = u32(max({total}, 0i));
+        let groups = (n + {w}u - 1u) / {w}u;
+        let x = min(groups, max(p[{GRID_WIDTH_WORD}], 1u));
+        {dst}[0] = i32(n);
+        {dst}[1] = i32(x);
+        {dst}[2] = select(0i, i32((groups + x - 1u) / max(x, 1u)), x > 0u);
+        {dst}[3] = 1i;
+    }}
+"
+    )
+}
+
 /// The most parts `concat_parts` joins in one kernel.
 pub const CONCAT_PARTS: usize = 4;
 
 /// The concatenation of `k` vectors of `elem` whose lengths are parameter words
 /// `p[4..4 + k]` (filled on the device where they are device counts), into `out`, launched
-/// over the sum of their bounds; thread 0 writes the total length to `total[0]`.
+/// over the sum of their bounds; thread 0 writes the total length as the count record `total`
+/// (`count_record`).
 pub fn concat_parts(elem: Scalar, k: usize) -> Kernel {
     let t = storage_type(elem);
     let mut arrays: Vec<(String, &str, Access)> =
@@ -332,12 +407,8 @@ pub fn concat_parts(elem: Scalar, k: usize) -> Kernel {
     arrays.push(("out".into(), t, Access::ReadWrite));
     arrays.push(("total".into(), "i32", Access::ReadWrite));
     let lengths: Vec<String> = (0..k).map(|j| format!("p[{}]", FIRST_SCALAR + j)).collect();
-    let mut body = format!(
-        "    if (i == 0u) {{ total[0] = i32({}); }}
-    var at = i;
-",
-        lengths.join(" + ")
-    );
+    let record = count_record("total", &format!("i32({})", lengths.join(" + ")));
+    let mut body = format!("    if (i == 0u) {{\n{record}    }}\n    var at = i;\n");
     for (j, length) in lengths.iter().enumerate() {
         body.push_str(&format!(
             "    if (at < {length}) {{ out[i] = in{j}[at]; return; }}
@@ -502,9 +573,11 @@ pub fn segment_arg_extreme(elem: Scalar, max: bool) -> Kernel {
 }
 
 /// `out[pos[i] - 1] = src[i]` where `flags[i]`, `pos` being the inclusive count of flags:
-/// the scatter half of `pack`.
+/// the scatter half of `pack`. The last thread writes the kept count, `pos`'s last element,
+/// as the count record `count` (`count_record`).
 pub fn pack_scatter(elem: Scalar) -> Kernel {
     let t = storage_type(elem);
+    let record = count_record("count", "i32(pos[i])");
     simple(
         &format!("pack_scatter_{}", elem.name()),
         &[
@@ -512,8 +585,11 @@ pub fn pack_scatter(elem: Scalar) -> Kernel {
             ("flags", "u32", Access::Read),
             ("pos", "u32", Access::Read),
             ("out", t, Access::ReadWrite),
+            ("count", "i32", Access::ReadWrite),
         ],
-        "    if (flags[i] != 0u) { out[pos[i] - 1u] = src[i]; }\n",
+        &format!(
+            "    if (flags[i] != 0u) {{ out[pos[i] - 1u] = src[i]; }}\n    if (i + 1u == p[0]) {{\n{record}    }}\n"
+        ),
     )
 }
 
@@ -529,22 +605,26 @@ pub fn scatter_winners(index: Scalar) -> Kernel {
 }
 
 /// The second half of a scatter: each winning thread writes its value into `out`, a copy of
-/// the destination.
-pub fn scatter_write(index: Scalar, src: Operand) -> Kernel {
+/// the destination. With `distinct` indexes every thread writes, and there is no first half.
+pub fn scatter_write(index: Scalar, src: Operand, distinct: bool) -> Kernel {
     let mut w = Writer::new();
     w.bind("index", storage_type(index), Access::Read);
-    w.bind("winner", "i32", Access::Read);
+    if !distinct {
+        w.bind("winner", "i32", Access::Read);
+    }
     let value = w.operand(0, src);
     let t = src.ty();
     w.bind("out", storage_type(t), Access::ReadWrite);
     let value = super::scalar::to_storage(t, &value);
+    let wins = if distinct { "" } else { " && winner[d] == i32(i)" };
     let main = format!(
         "{MAIN_HEADER}    let d = u32(index[i]);
-    if (d < p[2] && winner[d] == i32(i)) {{ out[d] = {value}; }}
+    if (d < p[2]{wins}) {{ out[d] = {value}; }}
 }}
 "
     );
-    w.finish(format!("scatter_write_{}", t.name()), &main)
+    let kind = if distinct { "scatter_distinct" } else { "scatter_write" };
+    w.finish(format!("{kind}_{}", t.name()), &main)
 }
 
 /// `out[i] = value`, for every `i`: `replicate` (NESL's `dist`).

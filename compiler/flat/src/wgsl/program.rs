@@ -99,13 +99,17 @@ fn fused_kernels(f: &Function, kernel: &FusedKernel) -> Vec<Kernel> {
     let elem = f.ty(src).elem;
     let produced =
         super::fused::Produced { f, name: &producer.name, members: &producer.body, src, inputs: &inputs };
-    let first = match op {
-        Op::Scan { op: rop, .. } => prims::scan_blocks_produced(*rop, elem, false, &produced),
-        _ => prims::segment_gather_produced(elem, &produced),
+    let (first, replaced) = match op {
+        Op::Scan { op: rop, .. } => (prims::scan_blocks_produced(*rop, elem, false, &produced), None),
+        Op::SegReduce { op: rop, .. } => (
+            prims::seg_scan_blocks_gathered_produced(*rop, elem, &produced),
+            Some(prims::seg_scan_blocks_gathered(*rop, elem).name),
+        ),
+        _ => (prims::segment_gather_produced(elem, &produced), Some(prims::segment_gather(elem).name)),
     };
-    // The segmented primitive's own gather is the pass the produced one replaces; a scan's own
-    // first pass still scans the block sums.
-    let replaced = format!("segment_gather_{}", elem.name());
+    // The primitive's pass that the produced one replaces; a scan's own first pass still
+    // scans the block sums.
+    let replaced = replaced.unwrap_or_default();
     let rest = op_kernels(f, op, dest.map(|d| f.ty(d).elem)).into_iter().filter(|k| k.name != replaced);
     first.into_iter().chain(rest).collect()
 }
@@ -165,10 +169,13 @@ fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
                 parts.iter().enumerate().map(|(k, &v)| operand(f, v, k, false)).collect();
             vec![prims::interleave(&parts)]
         }
-        Op::Scatter { index, src, .. } => vec![
+        Op::Scatter { index, src, distinct: true, .. } => {
+            vec![prims::scatter_write(f.ty(*index).elem, operand(f, *src, 0, false), true)]
+        }
+        Op::Scatter { index, src, distinct: false, .. } => vec![
             prims::fill(Operand::Param(Scalar::I32, 0)),
             prims::scatter_winners(f.ty(*index).elem),
-            prims::scatter_write(f.ty(*index).elem, operand(f, *src, 0, false)),
+            prims::scatter_write(f.ty(*index).elem, operand(f, *src, 0, false), false),
         ],
         Op::Pack { src, .. } => {
             let mut kernels = scan_kernels(ReduceOp::Add, Scalar::I32, false);
@@ -180,16 +187,19 @@ fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
         Op::Scan { op, init: Some(init), .. } => {
             exclusive_scan_kernels(*op, e(0), operand(f, *init, 0, false))
         }
-        Op::SegReduce { op: rop, .. } | Op::SegScan { op: rop, .. } => {
+        Op::SegReduce { op: rop, .. } => {
+            let mut kernels = compact_kernels();
+            kernels.push(prims::seg_scan_blocks_gathered(*rop, e(0)));
+            kernels.extend(scan_kernels(*rop, e(0), true));
+            kernels.push(prims::segment_last(e(0), &prims::empty_value(*rop, e(0))));
+            kernels
+        }
+        Op::SegScan { op: rop, init, .. } => {
             let mut kernels = compact_kernels();
             kernels.push(prims::segment_gather(e(0)));
             kernels.extend(scan_kernels(*rop, e(0), true));
-            match op_init(op) {
-                None => kernels.push(prims::segment_last(e(0), &prims::empty_value(*rop, e(0)))),
-                Some(Some(init)) => {
-                    kernels.push(prims::scan_shift(*rop, e(0), true, operand(f, init, 0, false)))
-                }
-                Some(None) => {}
+            if let Some(init) = init {
+                kernels.push(prims::scan_shift(*rop, e(0), true, operand(f, *init, 0, false)));
             }
             kernels
         }
@@ -200,14 +210,5 @@ fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
                 operands.iter().enumerate().map(|(k, &v)| operand(f, v, k, whole && k == 0)).collect();
             map_kernel(op, &kinds, dest).into_iter().collect()
         }
-    }
-}
-
-/// For a segmented scan, its initial value if exclusive (`Some(Some(init))`) or `Some(None)`;
-/// `None` for a segmented reduction.
-fn op_init(op: &Op) -> Option<Option<VarId>> {
-    match op {
-        Op::SegScan { init, .. } => Some(*init),
-        _ => None,
     }
 }

@@ -52,6 +52,7 @@ fn every_primitive_validates_for_every_type() {
                 valid(&prims::scan_shift(op, elem, segmented, Operand::DeviceScalar(elem)));
             }
             valid(&prims::scan_blocks_exclusive(op, elem, Operand::DeviceScalar(elem)));
+            valid(&prims::seg_scan_blocks_gathered(op, elem));
             if !matches!(elem, Scalar::I64 | Scalar::F64) {
                 valid(&prims::scan_blocks_exclusive(op, elem, Operand::Param(elem, 0)));
             }
@@ -62,7 +63,9 @@ fn every_primitive_validates_for_every_type() {
             valid(&prims::segment_arg_extreme(elem, max));
         }
         valid(&prims::pack_scatter(elem));
-        valid(&prims::scatter_write(Scalar::I32, Operand::Elements(elem)));
+        for distinct in [false, true] {
+            valid(&prims::scatter_write(Scalar::I32, Operand::Elements(elem), distinct));
+        }
         valid(&prims::fill(Operand::DeviceScalar(elem)));
         valid(&prims::interleave(&[Operand::Elements(elem), Operand::DeviceScalar(elem)]));
         valid(&prims::concat_parts(elem, 3));

@@ -27,8 +27,10 @@ const BATCH_LIMIT: usize = 256;
 /// What the runtime did, for `--profile`, tests and benchmarks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Kernel launches (dispatches).
+    /// Kernel launches (dispatches), and those of them whose grid the device wrote
+    /// (indirect dispatches).
     pub launches: u64,
+    pub indirect_launches: u64,
     /// Queue submissions.
     pub submissions: u64,
     /// Reads of device memory by the host, and their bytes.
@@ -157,6 +159,17 @@ impl Pool {
     }
 }
 
+/// Where a launch's workgroups come from.
+#[derive(Clone, Copy)]
+pub enum Grid<'a> {
+    /// `groups` workgroups, which the host lays out in rows.
+    Host(u64),
+    /// The grid in a count record that a kernel wrote on the device
+    /// (`wgsl::prims::count_record`): one thread per counted element, at most `bound`
+    /// workgroups.
+    Device { bound: u64, record: &'a Arc<DeviceBuffer> },
+}
+
 /// A kernel ready to launch.
 struct Pipeline {
     name: String,
@@ -182,6 +195,8 @@ enum Command {
         params: usize,
         words: usize,
         groups: (u32, u32),
+        /// A count record whose grid replaces `groups` (`Grid::Device`): an indirect dispatch.
+        record: Option<Arc<DeviceBuffer>>,
         /// Parameter words the device fills just before the launch, each from the first word
         /// of a buffer: counts the host does not know (`dispatch_counted`).
         counts: Vec<(usize, Arc<DeviceBuffer>)>,
@@ -428,7 +443,11 @@ impl Gpu {
         let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: None,
             size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            // Any buffer may hold a count record that an indirect dispatch reads.
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::INDIRECT,
             mapped_at_creation: false,
         });
         match pollster::block_on(scope.pop()) {
@@ -608,31 +627,35 @@ impl Gpu {
         params: &[u32],
         bindings: &[Binding],
     ) -> GpuResult<()> {
-        self.dispatch_counted(kernel, groups, n, &[], params, bindings)
+        self.dispatch_counted(kernel, Grid::Host(groups), n, &[], params, bindings)
     }
 
-    /// `dispatch_groups` over a bound the host knows (`n`, which sizes the grid), with
-    /// parameter words `counts` read on the device: word `k` of a pair `(k, buffer)` is the
-    /// first word of `buffer`, copied in just before the launch. With `k = 0` that is the
-    /// exact element count, which the kernel reads as it reads a host count, and no read-back
-    /// waits for it; the threads past it return at once.
+    /// `dispatch_groups` over a bound the host knows (`n`), with parameter words `counts`
+    /// read on the device: word `k` of a pair `(k, buffer)` is the first word of `buffer`,
+    /// copied in just before the launch. With `k = 0` that is the exact element count, which
+    /// the kernel reads as it reads a host count, and no read-back waits for it; the threads
+    /// past it return at once. A `Grid::Device` launch takes its workgroups from the count's
+    /// record (an indirect dispatch), so that only the counted elements' workgroups run.
     pub fn dispatch_counted(
         &self,
         kernel: &Kernel,
-        groups: u64,
+        grid: Grid<'_>,
         n: u64,
         counts: &[(usize, &Arc<DeviceBuffer>)],
         params: &[u32],
         bindings: &[Binding],
     ) -> GpuResult<()> {
+        let (groups, record) = match grid {
+            Grid::Host(groups) => (groups, None),
+            Grid::Device { bound, record } => (bound, Some(record.clone())),
+        };
         if groups == 0 {
             return Ok(());
         }
         let pipeline = self.pipeline(kernel)?;
         check_bindings(&pipeline, bindings)?;
         let max = u64::from(self.limits.max_compute_workgroups_per_dimension.max(1));
-        let width = u64::from(self.grid_width.load(Ordering::Relaxed)).clamp(1, max);
-        let x = groups.min(width);
+        let x = groups.min(self.grid_width());
         let y = groups.div_ceil(x);
         if y > max {
             return Err(GpuError(format!(
@@ -646,6 +669,7 @@ impl Gpu {
         let align = u64::from(self.limits.min_storage_buffer_offset_alignment.max(4)) as usize;
         let mut stats = lock(&self.stats);
         stats.launches += 1;
+        stats.indirect_launches += u64::from(record.is_some());
         stats.bytes_bound += bindings.iter().map(|b| b.bytes).sum::<u64>();
         *stats.per_kernel.entry(pipeline.name.clone()).or_insert(0) += 1;
         drop(stats);
@@ -670,6 +694,7 @@ impl Gpu {
                 params: offset,
                 words: words.len(),
                 groups: (x as u32, y as u32),
+                record,
                 counts: counts.iter().map(|&(k, buffer)| (k, buffer.clone())).collect(),
                 source,
             });
@@ -891,7 +916,16 @@ impl Gpu {
         self.queue.write_buffer(&params, 0, &batch.params);
         for command in &batch.commands {
             match command {
-                Command::Dispatch { pipeline, bindings, params: offset, words, groups, counts, .. } => {
+                Command::Dispatch {
+                    pipeline,
+                    bindings,
+                    params: offset,
+                    words,
+                    groups,
+                    record,
+                    counts,
+                    ..
+                } => {
                     for (k, count) in counts {
                         let at = (*offset + 4 * k) as u64;
                         encoder.copy_buffer_to_buffer(count.raw(), 0, &params, at, 4);
@@ -937,7 +971,13 @@ impl Gpu {
                     });
                     pass.set_pipeline(&pipeline.pipeline);
                     pass.set_bind_group(0, &group, &[]);
-                    pass.dispatch_workgroups(groups.0, groups.1, 1);
+                    match record {
+                        Some(record) => {
+                            let at = (weft_flat::wgsl::prims::COUNT_GRID_WORD * 4) as u64;
+                            pass.dispatch_workgroups_indirect(record.raw(), at);
+                        }
+                        None => pass.dispatch_workgroups(groups.0, groups.1, 1),
+                    }
                 }
                 Command::Copy { from, from_offset, to, to_offset, bytes } => {
                     encoder.copy_buffer_to_buffer(from.raw(), *from_offset, to.raw(), *to_offset, *bytes);
@@ -1081,6 +1121,12 @@ impl Gpu {
     /// sequence number.
     pub fn first_error(&self, record: &Arc<DeviceBuffer>) -> GpuResult<u32> {
         self.read(record, 0, 0, record).map(|(_, e)| e)
+    }
+
+    /// The most workgroups a launch puts in one grid row.
+    pub fn grid_width(&self) -> u64 {
+        let max = u64::from(self.limits.max_compute_workgroups_per_dimension.max(1));
+        u64::from(self.grid_width.load(Ordering::Relaxed)).clamp(1, max)
     }
 
     /// Puts at most `width` workgroups in a grid row, so that small launches take the 2-D
