@@ -340,8 +340,15 @@ impl GpuMachine<'_, '_> {
         }
     }
 
-    /// `n` copies of a scalar.
+    /// `n` copies of a scalar: zeros by the device's fill command, with no launch.
     pub(super) fn fill(&mut self, value: &DeviceValue, n: usize, span: TextRange) -> RunResult<DeviceVec> {
+        if let DeviceValue::Host(s) = value
+            && zero_bits(*s)
+        {
+            let out = self.alloc(s.ty(), n, span)?;
+            self.gpu.clear(&out.buffer, out.bytes());
+            return Ok(out);
+        }
         let mut params = vec![0; wgsl::FIRST_SCALAR];
         let mut bindings = Vec::new();
         let operands = self.operands(std::slice::from_ref(value), None, &mut params, &mut bindings, span)?;
@@ -797,6 +804,17 @@ pub(super) fn param_words(params: &[u32]) -> Vec<u32> {
     let mut words = params.to_vec();
     words.resize(words.len().max(wgsl::FIRST_SCALAR), 0);
     words
+}
+
+/// Whether a host scalar's storage is all zero bits (`False`, `0`, `+0.0`).
+fn zero_bits(s: ScalarValue) -> bool {
+    match s {
+        ScalarValue::Bool(b) => !b,
+        ScalarValue::I32(i) => i == 0,
+        ScalarValue::I64(i) => i == 0,
+        ScalarValue::F32(x) => x.to_bits() == 0,
+        ScalarValue::F64(x) => x.to_bits() == 0,
+    }
 }
 
 /// Flags (`bool`, stored as 0 or 1) read as `i32` counts.

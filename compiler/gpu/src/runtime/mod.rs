@@ -203,6 +203,11 @@ enum Command {
         /// What the launch is attributed to, when profiling (`attribute_to`).
         source: (u32, u32),
     },
+    /// Zeros written over a buffer's first `bytes` (a fill command, not a launch).
+    Clear {
+        buffer: Arc<DeviceBuffer>,
+        bytes: u64,
+    },
     Copy {
         from: Arc<DeviceBuffer>,
         from_offset: u64,
@@ -777,6 +782,15 @@ impl Gpu {
         });
     }
 
+    /// Zeros over the first `bytes` of `buffer` (a multiple of 4), recorded in the batch: the
+    /// device's fill command, where a kernel would cost a launch.
+    pub fn clear(&self, buffer: &Arc<DeviceBuffer>, bytes: u64) {
+        if bytes == 0 {
+            return;
+        }
+        lock(&self.batch).commands.push(Command::Clear { buffer: buffer.clone(), bytes });
+    }
+
     /// Encodes and submits the recorded work.
     pub fn submit(&self) -> GpuResult<()> {
         let mut batch = lock(&self.batch);
@@ -825,7 +839,7 @@ impl Gpu {
             .iter()
             .filter_map(|c| match c {
                 Command::Dispatch { pipeline, .. } => Some(pipeline.name.as_str()),
-                Command::Copy { .. } => None,
+                Command::Copy { .. } | Command::Clear { .. } => None,
             })
             .collect();
         kernels.dedup();
@@ -979,6 +993,7 @@ impl Gpu {
                         None => pass.dispatch_workgroups(groups.0, groups.1, 1),
                     }
                 }
+                Command::Clear { buffer, bytes } => encoder.clear_buffer(buffer.raw(), 0, Some(*bytes)),
                 Command::Copy { from, from_offset, to, to_offset, bytes } => {
                     encoder.copy_buffer_to_buffer(from.raw(), *from_offset, to.raw(), *to_offset, *bytes);
                 }
