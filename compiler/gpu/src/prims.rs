@@ -3,15 +3,17 @@
 //!
 //! Segments may lie anywhere in their source vector (`ir::Segs`), so the segmented ops first
 //! build the compact layout: the segment starts (an exclusive scan of the lengths), the segment
-//! id and position of every element (a binary search of the starts), the elements gathered and
-//! flagged at segment heads. The total length of the compact layout sizes allocations, so it
-//! is read back, once per lengths vector (`compact`), with the lengths' own count when that is
-//! still on the device (`exact_lengths`).
+//! id and position of every element (a binary search of the starts). A segmented reduction's
+//! scan reads each element where it lies through them; a segmented scan gathers the elements
+//! and flags the segment heads first. The total length of the compact layout sizes
+//! allocations, so it is read back, once per lengths vector (`compact`), with the lengths' own
+//! count when that is still on the device (`exact_lengths`).
 //!
 //! Sizes stay on the device where a bound will do (`DeviceVec::count`): a `pack` allocates its
 //! input's length and leaves the kept count on the device, a `concat` of such vectors joins
 //! them in one kernel and sums their counts there, and scans, scatters and element-wise kernels
-//! run over the bound with the count read on the device.
+//! run over the bound with the count read on the device; their launches take the grid the
+//! count's record holds (indirect dispatches), except a scan's blocks' pass.
 
 use std::sync::Arc;
 
@@ -254,8 +256,7 @@ impl GpuMachine<'_, '_> {
         let blocks = total.div_ceil(prims::BLOCK as usize);
         let out = self.alloc(elem, total, span)?;
         let sums = self.alloc(elem, blocks, span)?;
-        let any = self.alloc(Scalar::Bool, blocks, span)?;
-        let first = self.alloc(Scalar::I32, blocks, span)?;
+        let (any, first) = self.block_heads(blocks, span)?;
         let mut bindings = inputs;
         bindings.extend([out.binding(), sums.binding(), any.binding(), first.binding()]);
         bindings.extend(trailing);
@@ -396,8 +397,7 @@ impl GpuMachine<'_, '_> {
         bindings.extend([out.binding(), sums.binding()]);
         let block_flags = match flags {
             Some(_) => {
-                let (any, first) =
-                    (self.alloc(Scalar::Bool, blocks, span)?, self.alloc(Scalar::I32, blocks, span)?);
+                let (any, first) = self.block_heads(blocks, span)?;
                 bindings.extend([any.binding(), first.binding()]);
                 Some((any, first))
             }
@@ -413,6 +413,12 @@ impl GpuMachine<'_, '_> {
         };
         self.launch_blocks(&kernel, n, count.as_ref(), &params, &bindings, span)?;
         self.scan_carry(op, out, &sums, block_flags.as_ref(), span)
+    }
+
+    /// What a segmented scan's blocks' pass writes besides the scan and the blocks' totals:
+    /// whether each block holds a segment head, and where its first head is.
+    fn block_heads(&mut self, blocks: usize, span: TextRange) -> RunResult<(DeviceVec, DeviceVec)> {
+        Ok((self.alloc(Scalar::Bool, blocks, span)?, self.alloc(Scalar::I32, blocks, span)?))
     }
 
     /// The passes of a scan after its first: the block totals `sums` scanned, then combined

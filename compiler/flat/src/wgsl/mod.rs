@@ -11,7 +11,9 @@
 //!   the launch covers, `p[1]` the op's sequence number (what a failure records), `p[2]` and
 //!   `p[3]` for the kernel's own use, host scalars from `p[4]` on;
 //! - the other bindings are storage arrays, in the order `Kernel::bindings` lists them;
-//! - the launch is a 2-D grid of workgroups (WebGPU allows 65,535 per dimension), and thread
+//! - the launch is a 2-D grid of workgroups (WebGPU allows 65,535 per dimension), laid out by
+//!   the host or, for a count computed on the device, written by the kernel that computes it
+//!   (`prims::count_record`, whose writers take the grid's row width in `p[3]`); thread
 //!   `(wid.x + wid.y * nwg.x) * WORKGROUP + lid` handles element `i`;
 //! - a kernel that can fail ends with a binding `err`, and a failing thread does
 //!   `atomicMin(&err[0], p[1])`: the first op (in program order) that failed.

@@ -231,10 +231,8 @@ fn scan_blocks_of(
         "    if (lid == 0u) {{ atomicStore(&first, {BLOCK}u); }}\n    workgroupBarrier();\n    var seen: array<u32, {ITEMS}>;\n    var f = 0u;\n"
     ));
     let read = match input {
-        ScanInput::Gathered => {
-            "let s = u32(ids[i]);\n            let within = i32(i) - starts[s];\n            let at = u32(offsets[s] + within);\n            x = src[at];\n            head = select(0u, 1u, within == 0i);"
-        }
-        _ => "x = src[i]; head = flags[i];",
+        ScanInput::Gathered => format!("{GATHERED_AT}x = src[at]; head = select(0u, 1u, within == 0i);"),
+        _ => "x = src[i]; head = flags[i];".to_string(),
     };
     let element = if segmented {
         format!(
@@ -365,6 +363,14 @@ pub fn last_end() -> Kernel {
     simple("last_end", &arrays, &body)
 }
 
+/// WGSL statements that find element `i` of a compact layout in its source: its segment `s`,
+/// its position `within` the segment, and `at`, where it lies (`ids`, `starts` and `offsets`
+/// bound).
+const GATHERED_AT: &str = "    let s = u32(ids[i]);
+    let within = i32(i) - starts[s];
+    let at = u32(offsets[s] + within);
+    ";
+
 /// The words of a count record: an element count computed on the device, then the
 /// workgroup grid `(x, y, 1)` of a launch of one thread per counted element, which an
 /// indirect dispatch reads at word `COUNT_GRID_WORD`.
@@ -486,11 +492,7 @@ pub fn segment_gather(elem: Scalar) -> Kernel {
             ("vals", t, Access::ReadWrite),
             ("flags", "u32", Access::ReadWrite),
         ],
-        "    let s = u32(ids[i]);
-    let within = i32(i) - starts[s];
-    vals[i] = src[u32(offsets[s] + within)];
-    flags[i] = select(0u, 1u, within == 0i);
-",
+        &format!("{GATHERED_AT}vals[i] = src[at];\n    flags[i] = select(0u, 1u, within == 0i);\n"),
     )
 }
 
@@ -508,9 +510,7 @@ pub fn segment_gather_produced(
     w.bind("flags", "u32", Access::ReadWrite);
     let element = produced.declare(&mut w)?;
     let main = format!(
-        "{element}{MAIN_HEADER}    let s = u32(ids[i]);
-    let within = i32(i) - starts[s];
-    vals[i] = element(u32(offsets[s] + within));
+        "{element}{MAIN_HEADER}{GATHERED_AT}vals[i] = element(at);
     flags[i] = select(0u, 1u, within == 0i);
 }}
 "

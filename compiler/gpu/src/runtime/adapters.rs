@@ -4,7 +4,15 @@
 use super::{GpuError, GpuResult};
 
 pub(super) fn instance() -> wgpu::Instance {
-    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+    let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    // wgpu checks every indirect dispatch's grid with a compute pass of its own, unless told
+    // not to: a hidden launch before each of ours. Our grids come only from count records that
+    // our kernels write (`wgsl::prims::count_record`) for counts no larger than a bound whose
+    // grid the host has checked against the adapter's limits (`Gpu::dispatch_counted`).
+    if std::env::var_os("WGPU_VALIDATION_INDIRECT_CALL").is_none() {
+        descriptor.flags.remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
+    }
+    wgpu::Instance::new(descriptor)
 }
 
 /// The adapter whose name contains `name`, or the best one: a discrete GPU before an

@@ -1145,7 +1145,8 @@ impl Gpu {
     }
 
     /// Puts at most `width` workgroups in a grid row, so that small launches take the 2-D
-    /// path that large ones need.
+    /// path that large ones need. Set it between runs: a count record keeps the grid of the
+    /// width it was written under.
     pub fn limit_grid_width(&self, width: u32) {
         self.grid_width.store(width.max(1), Ordering::Relaxed);
     }
