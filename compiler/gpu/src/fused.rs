@@ -253,12 +253,6 @@ impl GpuMachine<'_, '_> {
         }
     }
 
-    /// Whether the adapter lets one kernel bind all of `kernel`'s storage buffers (the
-    /// parameters included).
-    fn fits(&self, kernel: &wgsl::Kernel) -> bool {
-        kernel.bindings.len() < self.gpu.limits.max_storage_buffers_per_shader_stage as usize
-    }
-
     /// Launches a pass with a fused producer: with the error record, and a sequence number
     /// whose failure is explained by the kernel's ops, when the producer can fail.
     #[allow(clippy::too_many_arguments)]

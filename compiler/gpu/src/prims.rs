@@ -116,15 +116,21 @@ impl GpuMachine<'_, '_> {
                 }
                 let (ids, _) = self.segment_ids(&lengths, &starts, total, span)?;
                 let layout = vec![ids.binding(), offsets.binding(), starts.binding(), src.binding()];
-                if let Op::SegReduce { op: rop, .. } = op {
-                    // The scan reads each element where it lies: no gathered copy.
-                    let pass = prims::seg_scan_blocks_gathered(*rop, src.elem);
+                // The scan reads each element where it lies, with no gathered copy, where the
+                // adapter lets it bind the layout besides the scan's own buffers (9 in all).
+                let in_place = match op {
+                    Op::SegReduce { op: rop, .. } => {
+                        Some((*rop, prims::seg_scan_blocks_gathered(*rop, src.elem)))
+                    }
+                    _ => None,
+                };
+                if let Some((rop, pass)) = in_place.filter(|(_, pass)| self.fits(pass)) {
                     let launch =
                         |me: &mut Self, b: &[Binding]| me.launch_blocks(&pass, total, None, &[], b, span);
                     let scanned =
-                        self.seg_scan_gathered(*rop, src.elem, total, layout, Vec::new(), launch, span)?;
+                        self.seg_scan_gathered(rop, src.elem, total, layout, Vec::new(), launch, span)?;
                     return Ok(Some(DeviceValue::Device(
-                        self.segment_lasts(*rop, &scanned, &lengths, &starts, span)?,
+                        self.segment_lasts(rop, &scanned, &lengths, &starts, span)?,
                     )));
                 }
                 let vals = self.alloc(src.elem, total, span)?;
@@ -262,6 +268,12 @@ impl GpuMachine<'_, '_> {
         bindings.extend(trailing);
         launch(self, &bindings)?;
         self.scan_carry(op, out, &sums, Some(&(any, first)), span)
+    }
+
+    /// Whether the adapter lets one kernel bind all of `kernel`'s storage buffers (the
+    /// parameters included).
+    pub(super) fn fits(&self, kernel: &wgsl::Kernel) -> bool {
+        kernel.bindings.len() < self.gpu.limits.max_storage_buffers_per_shader_stage as usize
     }
 
     /// A launch over `n` elements, or over a bound `n` and a device `count`.

@@ -213,6 +213,23 @@ fn segmented_reductions_and_scans_match_the_cpu() {
     }
 }
 
+/// WebGPU's default of 8 storage buffers per stage leaves no room for a segmented reduction
+/// that reads its elements in place (9 with the parameters): it gathers them first instead.
+#[test]
+fn segmented_reductions_fit_an_adapter_of_8_storage_buffers() {
+    let Some(mut gpu) = device() else { return };
+    fastrand::seed(13);
+    gpu.limits.max_storage_buffers_per_shader_stage = 8;
+    let segs = Segs { offsets: 1, lengths: 2 };
+    let (offsets, lengths) = segments(300, 10_000);
+    let args = [values(10_000, Scalar::I32), offsets, lengths];
+    let op = Op::SegReduce { op: ReduceOp::Add, src: 0, segs };
+    check(&gpu, &op, &args, Some(Scalar::I32), "seg reduce under 8 storage buffers");
+    let kernels = gpu.stats().per_kernel;
+    assert!(kernels.keys().any(|k| k.starts_with("segment_gather")), "{kernels:?}");
+    assert!(!kernels.keys().any(|k| k.contains("gathered")), "{kernels:?}");
+}
+
 #[test]
 fn data_movement_matches_the_cpu() {
     let Some(gpu) = device() else { return };
