@@ -596,6 +596,15 @@ pub enum Op {
         src: VarId,
         index: VarId,
     },
+    /// `first[index[i]]` where `from_first[i]`, else `second[index[i]]`: a gather from two
+    /// sources, reading only the one picked. A segmented concatenation reads its operands'
+    /// elements with it, instead of a gather from their concatenation written out first.
+    GatherEither {
+        first: VarId,
+        second: VarId,
+        from_first: VarId,
+        index: VarId,
+    },
     /// A copy of `dst` with `dst[index[i]] = src[i]`; for duplicates one write wins.
     /// `distinct`: the flattener built `index` with no value twice (a `pack` of an `iota`, as
     /// where a split conditional merges its arms), so no write needs to win over another.
@@ -668,6 +677,16 @@ impl Op {
         )
     }
 
+    /// Whether operand `k` is read at computed positions (a gather's source), not element by
+    /// element: an executor binds it whole rather than one element per thread or chunk.
+    pub fn reads_whole(&self, k: usize) -> bool {
+        match self {
+            Op::Gather { .. } => k == 0,
+            Op::GatherEither { .. } => k < 2,
+            _ => false,
+        }
+    }
+
     /// The variables the op reads, to rename.
     pub fn operands_mut(&mut self) -> Vec<&mut VarId> {
         use Op::*;
@@ -683,6 +702,7 @@ impl Op {
             RandomF32 { seed, index } => vec![seed, index],
             RandomI32 { lo, hi, seed, index } => vec![lo, hi, seed, index],
             Gather { src, index } => vec![src, index],
+            GatherEither { first, second, from_first, index } => vec![first, second, from_first, index],
             Scatter { dst, index, src, .. } => vec![dst, index, src],
             Pack { src, flags } => vec![src, flags],
             Reduce { src, .. } => vec![src],
@@ -725,6 +745,7 @@ impl Op {
             RandomF32 { seed, index } => vec![*seed, *index],
             RandomI32 { lo, hi, seed, index } => vec![*lo, *hi, *seed, *index],
             Gather { src, index } => vec![*src, *index],
+            GatherEither { first, second, from_first, index } => vec![*first, *second, *from_first, *index],
             Scatter { dst, index, src, .. } => vec![*dst, *index, *src],
             Pack { src, flags } => vec![*src, *flags],
             Reduce { src, .. } => vec![*src],
@@ -760,6 +781,7 @@ impl Op {
             Load { csv, field, .. } => format!("load_{}.{field}", if *csv { "csv" } else { "npy" }),
             Length(_) => "length".into(),
             Gather { .. } => "gather".into(),
+            GatherEither { .. } => "gather.either".into(),
             Scatter { distinct, .. } => (if *distinct { "scatter.distinct" } else { "scatter" }).into(),
             Pack { .. } => "pack".into(),
             Reduce { op, .. } => format!("reduce.{}", op.name()),
@@ -1330,6 +1352,17 @@ pub(crate) fn op_result(op: &Op, operands: &[IrType]) -> Result<Option<IrType>, 
             vector(operands[0], "the source")?;
             int_like(operands[1], "the index")?;
             Some(IrType { kind: operands[1].kind, elem: operands[0].elem })
+        }
+        GatherEither { .. } => {
+            vector(operands[0], "the first source")?;
+            vector(operands[1], "the second source")?;
+            same_elem(&operands[..2])?;
+            if operands[2] != IrType::vector(Scalar::Bool) {
+                return Err("the picks must be a bool vector".into());
+            }
+            vector(operands[3], "the index")?;
+            int_like(operands[3], "the index")?;
+            Some(IrType::vector(operands[0].elem))
         }
         Scatter { .. } => {
             vector(operands[0], "the destination")?;

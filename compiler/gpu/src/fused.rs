@@ -288,8 +288,9 @@ impl GpuMachine<'_, '_> {
         // A gather's source is read anywhere; the other vectors, one element per thread.
         let element_wise = |v: VarId| {
             kernel.body.iter().any(|s| match &s.kind {
-                StmtKind::Op { op: Op::Gather { index, .. }, .. } => *index == v,
-                StmtKind::Op { op, .. } => op.operands().contains(&v),
+                StmtKind::Op { op, .. } => {
+                    op.operands().iter().enumerate().any(|(k, &u)| u == v && !op.reads_whole(k))
+                }
                 _ => false,
             })
         };

@@ -616,18 +616,18 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
 
     /// The operand kinds and bindings of a generated kernel's operands: host 32-bit scalars
     /// go in parameter slots, 64-bit ones are uploaded, device arrays are bound. `whole`
-    /// marks a gather's source.
+    /// says which operands a kernel reads at any index (a gather's sources).
     fn operands(
         &mut self,
         args: &[DeviceValue],
-        whole: Option<usize>,
+        whole: impl Fn(usize) -> bool,
         params: &mut Vec<u32>,
         bindings: &mut Vec<Binding>,
         span: TextRange,
     ) -> RunResult<Vec<Operand>> {
         let mut operands = Vec::with_capacity(args.len());
         for (k, arg) in args.iter().enumerate() {
-            operands.push(self.operand(k, arg, whole == Some(k), params, bindings, span)?);
+            operands.push(self.operand(k, arg, whole(k), params, bindings, span)?);
         }
         Ok(operands)
     }
@@ -683,9 +683,9 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         seq: Option<u32>,
     ) -> RunResult<Option<DeviceValue>> {
         let span = stmt.span;
-        let whole = matches!(op, Op::Gather { .. }).then_some(0);
+        let whole = |k: usize| op.reads_whole(k);
         // The length of the op: its longest element operand (a gather's index for a gather).
-        let elements = args.iter().enumerate().filter(|(k, _)| Some(*k) != whole).map(|(_, a)| a);
+        let elements = args.iter().enumerate().filter(|&(k, _)| !whole(k)).map(|(_, a)| a);
         let (n, count) = extent(elements);
         let scalar_result = n.is_none();
         let n = n.unwrap_or(1);
@@ -810,7 +810,7 @@ fn takes_device_counts(op: &Op) -> bool {
 fn is_element_wise(op: &Op) -> bool {
     match op {
         _ if op.is_element_wise() => true,
-        Op::Gather { .. } => true,
+        Op::Gather { .. } | Op::GatherEither { .. } => true,
         Op::Check(check) => !matches!(check, Check::Permutation { .. } | Check::PartitionLengths { .. }),
         _ => false,
     }

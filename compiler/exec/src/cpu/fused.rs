@@ -159,7 +159,7 @@ impl<'k> Chunked<'k> {
                 if reduced.contains(&v) {
                     return Ok(None);
                 }
-                let gathered = matches!(op, Op::Gather { .. }) && k == 0;
+                let gathered = op.reads_whole(k);
                 if defined.contains(&v) {
                     if gathered {
                         return Ok(None);
@@ -286,7 +286,7 @@ impl<'k> Chunked<'k> {
                 _ => {
                     let mut args = Vec::with_capacity(4);
                     for (k, &v) in op.operands().iter().enumerate() {
-                        let gathered = matches!(op, Op::Gather { .. }) && k == 0;
+                        let gathered = op.reads_whole(k);
                         let value = match (local.get(&v), self.sliced.get(&v)) {
                             (Some(value), _) if !gathered => value.clone(),
                             (None, Some(vector)) if !gathered => {
@@ -361,7 +361,7 @@ fn chunkable(f: &Function, op: &Op) -> bool {
     match op {
         _ if op.is_element_wise() => true,
         Op::Iota { .. } | Op::Replicate { .. } => !op.operands().iter().any(vector),
-        Op::Gather { index, .. } => vector(index),
+        Op::Gather { index, .. } | Op::GatherEither { index, .. } => vector(index),
         Op::Check(check) => !matches!(check, Check::Permutation { .. } | Check::PartitionLengths { .. }),
         Op::Reduce { src, .. } => vector(src),
         _ => false,

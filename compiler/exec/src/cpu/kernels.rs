@@ -690,6 +690,38 @@ pub fn gather(src: &FlatValue, index: &FlatValue) -> KResult<FlatValue> {
     })
 }
 
+/// `first[index[i]]` where `from_first[i]`, else `second[index[i]]` (`ir::Op::GatherEither`):
+/// only the source picked is read.
+pub fn gather_either(
+    first: &FlatValue,
+    second: &FlatValue,
+    from_first: &FlatValue,
+    index: &FlatValue,
+) -> KResult<FlatValue> {
+    let n = index.vector_len().unwrap_or(1);
+    let (picks, idx) = (arg::<bool>(from_first)?, int_arg(index)?);
+    let (a, b) = (buffer(first)?, buffer(second)?);
+    if a.ty() != b.ty() {
+        return internal("a gather from two sources of different types");
+    }
+    each_buffer!(a, xs, T, {
+        let ys = T::slice(b).unwrap_or_default();
+        let get = |k: usize| {
+            let (src, i) = (if picks.get(k) { &xs[..] } else { ys }, idx.get(k));
+            in_range(i, src.len()).map(|p| src[p]).ok_or_else(|| {
+                internal::<()>(format!("gather index {i} out of range for {} elements", src.len()))
+                    .unwrap_err()
+            })
+        };
+        let all: KResult<Vec<T>> = if n >= PAR_THRESHOLD {
+            (0..n).into_par_iter().map(get).collect()
+        } else {
+            (0..n).map(get).collect()
+        };
+        Ok(FlatValue::vector(T::wrap(all?)))
+    })
+}
+
 /// `src[start + step * i]` for `i` in `0..len`: a gather through a progression of indexes.
 pub fn gather_strided(src: &FlatValue, start: i32, step: i32, len: usize) -> KResult<Option<FlatValue>> {
     let src = buffer(src)?;
@@ -1289,6 +1321,7 @@ pub fn run_op(op: &Op, args: &[FlatValue]) -> KResult<Option<FlatValue>> {
         Op::Load { .. } => return internal("load outside the statement interpreter"),
         Op::Length(_) => length(a(0)?)?,
         Op::Gather { .. } => gather(a(0)?, a(1)?)?,
+        Op::GatherEither { .. } => gather_either(a(0)?, a(1)?, a(2)?, a(3)?)?,
         Op::Scatter { .. } => scatter(a(0)?, a(1)?, a(2)?)?,
         Op::Pack { .. } => pack(a(0)?, a(1)?)?,
         Op::Reduce { op, .. } => reduce(*op, a(0)?)?,

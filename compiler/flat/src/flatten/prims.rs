@@ -552,27 +552,35 @@ impl<'c> Flattener<'c> {
         let (xsegs, single) = self.segs(xs, ctx, keep);
         let (ysegs, _) = self.segs(ys, ctx, keep);
         let lengths = self.b.add(xsegs.lengths, ysegs.lengths);
-        let both = self.concat_coll(&[xs.elems.clone(), ys.elems.clone()])?;
-        let x_size = self.coll_size(&xs.elems)?;
+        // Per segment of the result: where it starts, where its `ys` part starts (`split`),
+        // and how far each part's elements lie from their places in the result. Each element
+        // then needs its segment's three values and its own position alone, and is read from
+        // its operand where it lies: the operands' elements are never copied into one
+        // collection first.
+        let starts = if single {
+            let (zero, one) = (self.b.i32(0), self.b.i32(1));
+            self.b.replicate(zero, one)
+        } else {
+            self.b.offsets_of(lengths)
+        };
+        let split = self.b.add(starts, xsegs.lengths);
+        let x_shift = self.b.sub(xsegs.offsets, starts);
+        let y_shift = self.b.sub(ysegs.offsets, split);
         let ids = self.b.emit("segment", Op::SegIds { lengths });
-        let within = self.b.emit("within", Op::SegIota { lengths });
-        let x_len = self.b.gather(xsegs.lengths, ids);
-        let from_x = self.b.binary(BinaryOp::Lt, within, x_len);
-        let x_start = self.b.gather(xsegs.offsets, ids);
-        let x_position = self.b.add(x_start, within);
-        let y_start = self.b.gather(ysegs.offsets, ids);
-        let y_within = self.b.sub(within, x_len);
-        let y_local = self.b.add(y_start, y_within);
-        let y_position = self.b.add(y_local, x_size);
-        let positions = self.b.select(from_x, x_position, y_position);
-        let elems = self.gather_coll(&both, positions);
+        let size = self.b.length(ids);
+        let position = self.b.emit("position", Op::Iota { len: size });
+        let segment_split = self.b.gather(split, ids);
+        let from_x = self.b.binary(BinaryOp::Lt, position, segment_split);
+        let (x_by, y_by) = (self.b.gather(x_shift, ids), self.b.gather(y_shift, ids));
+        let shift = self.b.select(from_x, x_by, y_by);
+        let positions = self.b.add(position, shift);
+        let elems = self.gather_either_coll(&xs.elems, &ys.elems, from_x, positions)?;
         if single {
             let zero = self.b.i32(0);
             let total = self.unseg(lengths, true);
             return Ok(Rep::Seq(Box::new(SeqRep { offsets: zero, lengths: total, elems, compact: true })));
         }
-        let offsets = self.b.offsets_of(lengths);
-        Ok(Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: true })))
+        Ok(Rep::Seq(Box::new(SeqRep { offsets: starts, lengths, elems, compact: true })))
     }
 
     fn flatten_seq(&mut self, xss: &SeqRep, ctx: CtxId) -> FlattenResult<Rep> {

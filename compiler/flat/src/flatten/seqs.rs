@@ -69,6 +69,44 @@ impl Flattener<'_> {
         }
     }
 
+    /// The values of `first` at `index` where `from_first`, else of `second`: what
+    /// `gather_coll` of the two collections concatenated gives, without writing out that
+    /// concatenation. Sequences get descriptors into one shared collection of elements.
+    pub(super) fn gather_either_coll(
+        &mut self,
+        first: &Rep,
+        second: &Rep,
+        from_first: VarId,
+        index: VarId,
+    ) -> FlattenResult<Rep> {
+        let either = |me: &mut Self, a: VarId, b: VarId| {
+            let name = me.b.vars[a as usize].name.clone();
+            me.b.emit(&name, Op::GatherEither { first: a, second: b, from_first, index })
+        };
+        Ok(match (first, second) {
+            (Rep::Leaf(a), Rep::Leaf(b)) => Rep::Leaf(either(self, *a, *b)),
+            (Rep::Tuple(xs), Rep::Tuple(ys)) => {
+                let mut items = Vec::with_capacity(xs.len());
+                for (x, y) in xs.iter().zip(ys) {
+                    items.push(self.gather_either_coll(x, y, from_first, index)?);
+                }
+                Rep::Tuple(items)
+            }
+            (Rep::Seq(_), Rep::Seq(_)) => {
+                let (Rep::Seq(x), Rep::Seq(y)) = self.share_elems(first, second)? else {
+                    return Err(self.bug("shared sequences that are not sequences"));
+                };
+                Rep::Seq(Box::new(SeqRep {
+                    offsets: either(self, x.offsets, y.offsets),
+                    lengths: either(self, x.lengths, y.lengths),
+                    elems: x.elems,
+                    compact: false,
+                }))
+            }
+            _ => return Err(self.bug("a gather from collections of different shapes")),
+        })
+    }
+
     /// The collections one after another; nested descriptors are shifted to point into the
     /// concatenated elements.
     pub(super) fn concat_coll(&mut self, parts: &[Rep]) -> FlattenResult<Rep> {

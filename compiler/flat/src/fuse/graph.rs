@@ -46,8 +46,8 @@ pub struct Node {
     pub total: bool,
     pub defs: Vec<VarId>,
     pub reads: Vec<VarId>,
-    /// A gather's source, which it reads at any index, not element by element.
-    pub gathers: Option<VarId>,
+    /// A gather's sources, which it reads at any index, not element by element.
+    pub gathers: Vec<VarId>,
     /// A scan's (or segmented op's) input, the only operand a producer may compute for it.
     pub consumes: Option<VarId>,
     /// A segmented op: its first pass reads only the elements inside segments.
@@ -135,7 +135,7 @@ impl<'a> Region<'a> {
     /// candidate pairs. `interrupt` is called between its steps and every 256 statements while pairs are found:
     /// the top level of a large file has thousands of statements.
     pub fn new(f: &'a Function, block: &'a Block, facts: &'a VarFacts, interrupt: &dyn Fn()) -> Region<'a> {
-        let mut classes = Classes::default();
+        let mut classes = Classes { measured: measured_vectors(&f.body), ..Classes::default() };
         let nodes: Vec<Node> = block.stmts.iter().map(|s| node(f, facts, s, &mut classes)).collect();
         interrupt();
         let nodes: Vec<Node> = nodes
@@ -238,7 +238,7 @@ impl<'a> Region<'a> {
         let passed: u32 = na.defs.iter().filter(|d| nb.reads.contains(d)).map(|&d| self.words(d)).sum();
         let vector_flow = passed > 0 && na.defs.iter().any(|&d| self.f.ty(d).is_vector());
         if passed > 0 {
-            let gathered = nb.gathers.is_some_and(|g| na.defs.contains(&g));
+            let gathered = nb.gathers.iter().any(|g| na.defs.contains(g));
             let blocker =
                 if gathered && na.fusable() { Some(Blocker::RandomAccess) } else { blocker(na, nb) };
             if let Some(blocker) = blocker {
@@ -334,7 +334,11 @@ impl<'a> Region<'a> {
                     var(&mut key, v, self);
                 }
             }
-            for v in [node.gathers, node.consumes] {
+            key.words.push(node.gathers.len() as u32);
+            for &v in &node.gathers {
+                var(&mut key, v, self);
+            }
+            for v in [node.consumes] {
                 match v {
                     Some(v) => var(&mut key, v, self),
                     None => key.words.push(u32::MAX),
@@ -819,6 +823,30 @@ struct Classes {
     parent: Vec<usize>,
     of_var: HashMap<VarId, usize>,
     of_len: HashMap<VarId, usize>,
+    /// The vector each `length` op measures, by its result: an `iota` of a vector's length
+    /// is in that vector's class (a segmented concatenation's element positions, beside its
+    /// segment ids).
+    measured: HashMap<VarId, VarId>,
+}
+
+/// Each `length` op's result and the vector it measures, in `block` and its nested blocks.
+fn measured_vectors(block: &Block) -> HashMap<VarId, VarId> {
+    let mut out = HashMap::new();
+    let mut blocks = vec![block];
+    while let Some(block) = blocks.pop() {
+        for stmt in &block.stmts {
+            match &stmt.kind {
+                StmtKind::Op { dest: Some(d), op: Op::Length(v) } => {
+                    out.insert(*d, *v);
+                }
+                StmtKind::If { then: a, otherwise: b, .. }
+                | StmtKind::While { cond: a, body: b, .. }
+                | StmtKind::ElementLoop { cond: a, body: b, .. } => blocks.extend([a, b]),
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 impl Classes {
@@ -845,6 +873,9 @@ impl Classes {
     }
 
     fn len(&mut self, len: VarId) -> usize {
+        if let Some(&v) = self.measured.get(&len) {
+            return self.var(v);
+        }
         if let Some(&c) = self.of_len.get(&len) {
             return self.find(c);
         }
@@ -877,8 +908,14 @@ fn node(f: &Function, facts: &VarFacts, stmt: &Stmt, classes: &mut Classes) -> N
         StmtKind::Print { .. } => (Vec::new(), Role::Host, None, true),
     };
     let gathers = match &stmt.kind {
-        StmtKind::Op { op: Op::Gather { src, .. }, .. } => Some(*src),
-        _ => None,
+        StmtKind::Op { op, .. } => op
+            .operands()
+            .into_iter()
+            .enumerate()
+            .filter(|&(k, _)| op.reads_whole(k))
+            .map(|(_, v)| v)
+            .collect(),
+        _ => Vec::new(),
     };
     let (consumes, segmented) = match &stmt.kind {
         StmtKind::Op { op: Op::Scan { src, .. }, .. } if role == Role::Scan => (Some(*src), false),
@@ -917,12 +954,14 @@ fn op_role(f: &Function, dest: Option<VarId>, op: &Op, classes: &mut Classes) ->
             }
             (Role::Map, class)
         }
-        Op::Gather { index, .. } if vector(*index) => {
-            let class = classes.var(*index);
-            let class = dest.map_or(class, |d| {
-                let c = classes.var(d);
-                classes.union(class, c)
-            });
+        // One thread per index: the sources are read anywhere.
+        Op::Gather { index, .. } | Op::GatherEither { index, .. } if vector(*index) => {
+            let mut class = classes.var(*index);
+            let per_index = operands.iter().enumerate().filter(|&(k, &v)| !op.reads_whole(k) && vector(v));
+            for v in per_index.map(|(_, &v)| v).chain(dest) {
+                let c = classes.var(v);
+                class = classes.union(class, c);
+            }
             (Role::Map, Some(class))
         }
         Op::Check(check) if !matches!(check, Check::Permutation { .. } | Check::PartitionLengths { .. }) => {

@@ -119,12 +119,21 @@ fn body_code(
             }
             Op::Iota { .. } => "i32(i)".to_string(),
             Op::Replicate { value, .. } => value_of(*value),
-            Op::Gather { src, index } => {
-                let Some((_, (_, array))) = reads.iter().find(|(var, _)| var == src) else {
-                    return Err(NotScalar("a fused gather from a vector the kernel computes".into()));
-                };
-                let args = [array.clone(), value_of(*index)];
-                let code = scalar_op(op, &args, &[f.ty(*src).elem, Scalar::I32], result, &mut w.helpers)?;
+            Op::Gather { .. } | Op::GatherEither { .. } => {
+                let operands = op.operands();
+                let mut args = Vec::with_capacity(operands.len());
+                for (k, &v) in operands.iter().enumerate() {
+                    if !op.reads_whole(k) {
+                        args.push(value_of(v));
+                        continue;
+                    }
+                    let Some((_, (_, array))) = reads.iter().find(|(var, _)| *var == v) else {
+                        return Err(NotScalar("a fused gather from a vector the kernel computes".into()));
+                    };
+                    args.push(array.clone());
+                }
+                let types: Vec<Scalar> = operands.iter().map(|&v| f.ty(v).elem).collect();
+                let code = scalar_op(op, &args, &types, result, &mut w.helpers)?;
                 code.value.unwrap_or_default()
             }
             _ => {

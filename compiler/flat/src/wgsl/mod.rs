@@ -348,7 +348,7 @@ impl BlockWriter<'_> {
                     let mut args = Vec::with_capacity(operands.len());
                     let mut types = Vec::with_capacity(operands.len());
                     for (k, &v) in operands.iter().enumerate() {
-                        let whole = k == 0 && matches!(op, Op::Gather { .. });
+                        let whole = op.reads_whole(k);
                         match self.shared.iter().find(|(s, _)| *s == v) {
                             Some((_, name)) if whole => args.push(name.clone()),
                             _ if whole => {

@@ -205,9 +205,8 @@ fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
         }
         Op::SegArgExtreme { max, .. } => vec![prims::segment_arg_extreme(e(0), *max)],
         _ => {
-            let whole = matches!(op, Op::Gather { .. });
             let kinds: Vec<Operand> =
-                operands.iter().enumerate().map(|(k, &v)| operand(f, v, k, whole && k == 0)).collect();
+                operands.iter().enumerate().map(|(k, &v)| operand(f, v, k, op.reads_whole(k))).collect();
             map_kernel(op, &kinds, dest).into_iter().collect()
         }
     }

@@ -120,8 +120,13 @@ pub struct ScalarCode {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotScalar(pub String);
 
+/// `src[index]`, with the index clamped into the storage array `src`.
+fn clamped_read(src: &str, index: &str) -> String {
+    format!("{src}[min(u32({index}), max(arrayLength(&{src}), 1u) - 1u)]")
+}
+
 /// `op` applied to `args` (one WGSL expression per operand, of type `types[k]`), giving a
-/// value of type `result`. A `Gather`'s source is the name of a whole storage array.
+/// value of type `result`. A gather's sources are the names of whole storage arrays.
 pub fn scalar_op(
     op: &Op,
     args: &[String],
@@ -150,9 +155,14 @@ pub fn scalar_op(
             let elem = result.ok_or_else(|| NotScalar("a gather without a result".into()))?;
             // The index check runs apart, and nothing waits for it: a bad index is clamped
             // into the buffer, so that the gather does no harm before the failure is seen.
-            let src = a(0);
-            let last = format!("max(arrayLength(&{src}), 1u) - 1u");
-            value(from_storage(elem, &format!("{src}[min(u32({}), {last})]", a(1))))
+            value(from_storage(elem, &clamped_read(&a(0), &a(1))))
+        }
+        Op::GatherEither { .. } => {
+            let elem = result.ok_or_else(|| NotScalar("a gather without a result".into()))?;
+            // Both reads are clamped, so the one not picked is harmless (WGSL's `select`
+            // evaluates both): one branch-free load per source.
+            let (first, second) = (clamped_read(&a(0), &a(3)), clamped_read(&a(1), &a(3)));
+            value(from_storage(elem, &format!("select({second}, {first}, {})", a(2))))
         }
         Op::RandomF32 { .. } => {
             helpers.insert(Helper::Random);
