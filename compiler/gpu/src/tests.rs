@@ -254,6 +254,21 @@ fn data_movement_matches_the_cpu() {
                 Some(Scalar::F32),
                 &format!("gather of {m} from {n}"),
             );
+            // From two sources of different lengths, each index in range of the one picked
+            // only: the other read must do no harm.
+            let second = values(n / 3 + 1, Scalar::F32);
+            let picks: Vec<bool> = (0..m).map(|_| fastrand::bool()).collect();
+            let positions: Vec<i32> = picks
+                .iter()
+                .map(|&first| fastrand::i32(0..if first { n as i32 } else { (n / 3 + 1) as i32 }))
+                .collect();
+            check(
+                &gpu,
+                &Op::GatherEither { first: 0, second: 1, from_first: 2, index: 3 },
+                &[src.clone(), second, FlatValue::vector(Buffer::Bool(picks)), FlatValue::i32s(positions)],
+                Some(Scalar::F32),
+                &format!("gather of {m} from {n} or {}", n / 3 + 1),
+            );
             // Duplicate indexes: the last write wins.
             let values_m = values(m, Scalar::F32);
             let scatter = Op::Scatter { dst: 0, index: 1, src: 2, distinct: false };

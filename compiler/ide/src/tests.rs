@@ -217,3 +217,19 @@ fn a_second_kernel_request_on_unchanged_text_runs_no_pass() {
     let ran = log.take();
     assert!(ran.iter().all(|q| q.starts_with("located_plan_query")), "{ran:?}");
 }
+
+/// A `replicate` of zero runs as the device's fill command, so the kernel listing shows no
+/// `fill` for it; a `replicate` of another value is a kernel.
+#[test]
+fn the_kernel_listing_shows_no_kernel_for_a_fill_with_zeros() {
+    let db = Database::default();
+    let names = |text: &str| -> Vec<String> {
+        let f = file(&db, text);
+        kernel_sources(&db, f, None).expect("the program compiles").into_iter().map(|k| k.name).collect()
+    };
+    let source = "def f(xs):\n    if len(xs) < 2:\n        return xs\n    return [x for x in xs if x > VALUE]\n\nprint([f(range(i)) for i in range(4)])\n";
+    let zeros = names(&source.replace("VALUE", "0"));
+    let sevens = names(&source.replace("VALUE", "7"));
+    assert!(!zeros.iter().any(|n| n.starts_with("fill")), "{zeros:?}");
+    assert_ne!(zeros, sevens);
+}

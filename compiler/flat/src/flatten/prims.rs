@@ -556,7 +556,9 @@ impl<'c> Flattener<'c> {
         // and how far each part's elements lie from their places in the result. Each element
         // then needs its segment's three values and its own position alone, and is read from
         // its operand where it lies: the operands' elements are never copied into one
-        // collection first.
+        // collection first. The segment ids come first: the GPU executor keeps the layout they
+        // build, whose starts then serve as the exclusive sum of the lengths with no launch.
+        let ids = self.b.emit("segment", Op::SegIds { lengths });
         let starts = if single {
             let (zero, one) = (self.b.i32(0), self.b.i32(1));
             self.b.replicate(zero, one)
@@ -566,7 +568,6 @@ impl<'c> Flattener<'c> {
         let split = self.b.add(starts, xsegs.lengths);
         let x_shift = self.b.sub(xsegs.offsets, starts);
         let y_shift = self.b.sub(ysegs.offsets, split);
-        let ids = self.b.emit("segment", Op::SegIds { lengths });
         let size = self.b.length(ids);
         let position = self.b.emit("position", Op::Iota { len: size });
         let segment_split = self.b.gather(split, ids);

@@ -80,6 +80,9 @@ impl Flattener<'_> {
         index: VarId,
     ) -> FlattenResult<Rep> {
         let either = |me: &mut Self, a: VarId, b: VarId| {
+            if a == b {
+                return me.b.gather(a, index);
+            }
             let name = me.b.vars[a as usize].name.clone();
             me.b.emit(&name, Op::GatherEither { first: a, second: b, from_first, index })
         };

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use rowan::TextRange;
 
 use crate::ir::{Block, Function, FusedKernel, Op, Program, ReduceOp, StmtKind, VarId};
+use weft_core::Literal;
 use weft_core::types::Scalar;
 
 use super::{Kernel, LoopKernel, Operand, map_kernel, prims};
@@ -30,26 +31,60 @@ pub fn program_kernels(program: &Program) -> Vec<ProgramKernel> {
                 out.push(ProgramKernel { function: f.name.clone(), span, kernel });
             }
         };
-        block_kernels(f, &f.body, &mut push);
+        let mut zeros = HashSet::new();
+        zero_constants(&f.body, &mut zeros);
+        block_kernels(f, &f.body, &zeros, &mut push);
     }
     out
 }
 
-fn block_kernels(f: &Function, block: &Block, push: &mut dyn FnMut(TextRange, Kernel)) {
+/// The variables holding a constant whose bits are all zero: a `replicate` of one is the
+/// device's fill command, with no kernel.
+fn zero_constants(block: &Block, out: &mut HashSet<VarId>) {
     for stmt in &block.stmts {
         match &stmt.kind {
+            StmtKind::Op { dest: Some(d), op: Op::Const(literal) } => {
+                let zero = match literal {
+                    Literal::Bool(b) => !b,
+                    Literal::Int(k, _) => *k == 0,
+                    Literal::Float(x, _) => x.to_bits() == 0,
+                };
+                if zero {
+                    out.insert(*d);
+                }
+            }
+            StmtKind::If { then: a, otherwise: b, .. }
+            | StmtKind::While { cond: a, body: b, .. }
+            | StmtKind::ElementLoop { cond: a, body: b, .. } => {
+                zero_constants(a, out);
+                zero_constants(b, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn block_kernels(
+    f: &Function,
+    block: &Block,
+    zeros: &HashSet<VarId>,
+    push: &mut dyn FnMut(TextRange, Kernel),
+) {
+    for stmt in &block.stmts {
+        match &stmt.kind {
+            StmtKind::Op { op: Op::Replicate { value, .. }, .. } if zeros.contains(value) => {}
             StmtKind::Op { dest, op } => {
                 for kernel in op_kernels(f, op, dest.map(|d| f.ty(d).elem)) {
                     push(stmt.span, kernel);
                 }
             }
             StmtKind::If { then, otherwise, .. } => {
-                block_kernels(f, then, push);
-                block_kernels(f, otherwise, push);
+                block_kernels(f, then, zeros, push);
+                block_kernels(f, otherwise, zeros, push);
             }
             StmtKind::While { cond, body, .. } => {
-                block_kernels(f, cond, push);
-                block_kernels(f, body, push);
+                block_kernels(f, cond, zeros, push);
+                block_kernels(f, body, zeros, push);
             }
             StmtKind::ElementLoop { inputs, shared, params, init, state, cond, body, .. } => {
                 let operands = |vars: &[VarId], first: usize| -> Vec<Operand> {

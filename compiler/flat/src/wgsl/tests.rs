@@ -151,6 +151,19 @@ fn every_element_wise_op_validates() {
             valid(&kernel);
         }
     }
+    // Gathers read their sources whole, for every element type.
+    for ty in Scalar::ALL {
+        let gather = map_kernel(
+            &Op::Gather { src: 0, index: 1 },
+            &[Operand::Whole(ty), Operand::Elements(I32)],
+            Some(ty),
+        );
+        valid(&gather.expect("a gather"));
+        let either = Op::GatherEither { first: 0, second: 1, from_first: 2, index: 3 };
+        let operands =
+            [Operand::Whole(ty), Operand::Whole(ty), Operand::Elements(Bool), Operand::Elements(I32)];
+        valid(&map_kernel(&either, &operands, Some(ty)).expect("a gather from either source"));
+    }
 }
 
 #[test]
