@@ -218,18 +218,14 @@ fn a_second_kernel_request_on_unchanged_text_runs_no_pass() {
     assert!(ran.iter().all(|q| q.starts_with("located_plan_query")), "{ran:?}");
 }
 
-/// A `replicate` of zero runs as the device's fill command, so the kernel listing shows no
-/// `fill` for it; a `replicate` of another value is a kernel.
+/// A `replicate` of zeros (the blank a split conditional's arms are merged into) runs as the
+/// device's fill command, so the kernel listing shows no `fill` kernel for it.
 #[test]
 fn the_kernel_listing_shows_no_kernel_for_a_fill_with_zeros() {
     let db = Database::default();
-    let names = |text: &str| -> Vec<String> {
-        let f = file(&db, text);
-        kernel_sources(&db, f, None).expect("the program compiles").into_iter().map(|k| k.name).collect()
-    };
-    let source = "def f(xs):\n    if len(xs) < 2:\n        return xs\n    return [x for x in xs if x > VALUE]\n\nprint([f(range(i)) for i in range(4)])\n";
-    let zeros = names(&source.replace("VALUE", "0"));
-    let sevens = names(&source.replace("VALUE", "7"));
-    assert!(!zeros.iter().any(|n| n.starts_with("fill")), "{zeros:?}");
-    assert_ne!(zeros, sevens);
+    let source = "def qs(xs):\n    if len(xs) < 2:\n        return xs\n    p = xs[0]\n    parts = [qs(part) for part in [[x for x in xs if x < p], [x for x in xs if x > p]]]\n    return concat(parts[0], parts[1])\n\nprint(qs([3.0, 1.0, 2.0]))\n";
+    let kernels = kernel_sources(&db, file(&db, source), Some("qs")).expect("the program compiles");
+    let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+    assert!(names.iter().any(|n| n.starts_with("scatter_distinct")), "the merges are listed: {names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("fill")), "{names:?}");
 }
