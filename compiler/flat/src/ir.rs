@@ -614,10 +614,14 @@ pub enum Op {
         src: VarId,
         distinct: bool,
     },
-    /// The elements whose flag is true, in order.
+    /// The elements whose flag is true, in order. `counts`, where the flattener has it, is the
+    /// inclusive sum of the flags as `i32` (a filter's, which also gives its segments' counts):
+    /// an executor may take each kept element's place from it instead of summing the flags
+    /// again.
     Pack {
         src: VarId,
         flags: VarId,
+        counts: Option<VarId>,
     },
     // --- reductions and scans ------------------------------------------------------------
     /// The whole vector to one scalar; the identity on empty input.
@@ -704,7 +708,7 @@ impl Op {
             Gather { src, index } => vec![src, index],
             GatherEither { first, second, from_first, index } => vec![first, second, from_first, index],
             Scatter { dst, index, src, .. } => vec![dst, index, src],
-            Pack { src, flags } => vec![src, flags],
+            Pack { src, flags, counts } => [src, flags].into_iter().chain(counts.as_mut()).collect(),
             Reduce { src, .. } => vec![src],
             SegReduce { src, segs, .. } | SegArgExtreme { src, segs, .. } => {
                 vec![src, &mut segs.offsets, &mut segs.lengths]
@@ -747,7 +751,7 @@ impl Op {
             Gather { src, index } => vec![*src, *index],
             GatherEither { first, second, from_first, index } => vec![*first, *second, *from_first, *index],
             Scatter { dst, index, src, .. } => vec![*dst, *index, *src],
-            Pack { src, flags } => vec![*src, *flags],
+            Pack { src, flags, counts } => [*src, *flags].into_iter().chain(*counts).collect(),
             Reduce { src, .. } => vec![*src],
             SegReduce { src, segs, .. } | SegArgExtreme { src, segs, .. } => {
                 vec![*src, segs.offsets, segs.lengths]
@@ -1375,6 +1379,9 @@ pub(crate) fn op_result(op: &Op, operands: &[IrType]) -> Result<Option<IrType>, 
             vector(operands[0], "the source")?;
             if operands[1] != IrType::vector(Scalar::Bool) {
                 return Err("flags must be a bool vector".into());
+            }
+            if operands.get(2).is_some_and(|&counts| counts != IrType::vector(Scalar::I32)) {
+                return Err("the counts must be an i32 vector".into());
             }
             Some(operands[0])
         }

@@ -73,9 +73,13 @@ impl GpuMachine<'_, '_> {
                 out
             }
             Op::Scatter { distinct, .. } => self.scatter(a(0)?, a(1)?, a(2)?, *distinct, span)?,
-            Op::Pack { .. } => {
+            Op::Pack { counts, .. } => {
                 let (src, flags) = (self.device(a(0)?, span)?, self.device(a(1)?, span)?);
-                let counts = self.scan_inclusive(ReduceOp::Add, &as_i32(&flags), None, span)?;
+                // The flags' running count: the filter's own where the flattener gave it.
+                let counts = match counts {
+                    Some(_) => self.device(a(2)?, span)?,
+                    None => self.scan_inclusive(ReduceOp::Add, &as_i32(&flags), None, span)?,
+                };
                 // The kept count stays on the device: the result is allocated by its bound,
                 // the input's length.
                 let mut out = self.alloc(src.elem, flags.len, span)?;

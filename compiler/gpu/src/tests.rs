@@ -239,7 +239,7 @@ fn data_movement_matches_the_cpu() {
         let flags = values(n, Scalar::Bool);
         check(
             &gpu,
-            &Op::Pack { src: 0, flags: 1 },
+            &Op::Pack { src: 0, flags: 1, counts: None },
             &[src.clone(), flags],
             Some(Scalar::F32),
             &format!("pack of {n}"),
@@ -469,7 +469,13 @@ fn launches_wider_than_one_grid_row_cover_every_element() {
         let seg = Op::SegReduce { op: ReduceOp::Add, src: 0, segs: Segs { offsets: 1, lengths: 2 } };
         check(&gpu, &seg, &[src.clone(), offsets, lengths], Some(Scalar::I32), "narrow segmented reduce");
         let flags = values(n, Scalar::Bool);
-        check(&gpu, &Op::Pack { src: 0, flags: 1 }, &[src, flags], Some(Scalar::I32), "narrow pack");
+        check(
+            &gpu,
+            &Op::Pack { src: 0, flags: 1, counts: None },
+            &[src, flags],
+            Some(Scalar::I32),
+            "narrow pack",
+        );
     }
 }
 

@@ -262,7 +262,7 @@ fn moving_data() {
     let src = b.param(vi32());
     let flags = b.param(IrType::vector(Scalar::Bool));
     let idx = b.param(vi32());
-    let packed = b.op(vi32(), Op::Pack { src, flags });
+    let packed = b.op(vi32(), Op::Pack { src, flags, counts: None });
     let gathered = b.op(vi32(), Op::Gather { src, index: idx });
     let two = b.int(2);
     let one = b.op(si32(), Op::Gather { src, index: two });

@@ -691,7 +691,7 @@ impl<'c> Flattener<'c> {
         let round = |me: &mut Self, current: Rep, state: &[VarId]| {
             let active = state[0];
             let iota = me.b.emit("iota", Op::Iota { len: size });
-            let running = me.b.emit("running", Op::Pack { src: iota, flags: active });
+            let running = me.b.emit("running", Op::Pack { src: iota, flags: active, counts: None });
             let count = me.b.length(running);
             let here = me.new_ctx(ctx, count, Some(running));
             let mine = me.gather_top(&current, running);

@@ -841,7 +841,7 @@ impl<'c> Flattener<'c> {
         let mut results = Vec::new();
         let mut indexes = Vec::new();
         for (flags, arm) in [(cond, then), (not_cond, otherwise)] {
-            let index = self.b.emit("taken", Op::Pack { src: iota, flags });
+            let index = self.b.emit("taken", Op::Pack { src: iota, flags, counts: None });
             let arm_size = self.b.length(index);
             let arm_ctx = self.new_ctx(ctx, arm_size, Some(index));
             let rep = match arm {

@@ -391,27 +391,53 @@ impl<'c> Flattener<'c> {
             let size = self.size(child);
             self.b.replicate(flags, size)
         };
-        let kept = self.pack_coll(&elems[0], flags);
         let ones = self.b.cast(Scalar::I32, flags);
-        let counts = if self.lifted(ctx) {
-            self.b.emit(
-                "counts",
-                Op::SegReduce { op: ReduceOp::Add, src: ones, segs: Segs { offsets, lengths } },
-            )
-        } else {
-            self.b.sum(ones)
-        };
-        let offsets = if self.lifted(ctx) { self.b.offsets_of(counts) } else { self.b.i32(0) };
-        Ok(Rep::Seq(Box::new(SeqRep { offsets, lengths: counts, elems: kept, compact: true })))
+        if !self.lifted(ctx) {
+            let kept = self.pack_coll(&elems[0], flags, None);
+            let zero = self.b.i32(0);
+            let count = self.b.sum(ones);
+            return Ok(Rep::Seq(Box::new(SeqRep {
+                offsets: zero,
+                lengths: count,
+                elems: kept,
+                compact: true,
+            })));
+        }
+        // The running count of kept elements serves the packs (each kept element's place) and
+        // gives every segment's offset and count at its two ends: the segments lie one after
+        // another in the child context, from `offsets`. No segmented sum, no scan of counts.
+        let counted = self.b.emit("counted", Op::Scan { op: ReduceOp::Add, src: ones, init: None });
+        let kept = self.pack_coll(&elems[0], flags, Some(counted));
+        let ends = self.b.add(offsets, lengths);
+        let before = self.kept_before(counted, offsets);
+        let through = self.kept_before(counted, ends);
+        let counts = self.b.sub(through, before);
+        Ok(Rep::Seq(Box::new(SeqRep { offsets: before, lengths: counts, elems: kept, compact: true })))
     }
 
-    fn pack_coll(&mut self, coll: &Rep, flags: VarId) -> Rep {
+    /// How many elements the running count `counted` (inclusive) has kept before each of the
+    /// positions `at`: 0 at position 0, else the count through the position before. The
+    /// count is read only where `at` is past 0, so an empty count is never read.
+    fn kept_before(&mut self, counted: VarId, at: VarId) -> VarId {
+        let (zero, one) = (self.b.i32(0), self.b.i32(1));
+        let none_before = self.b.replicate(zero, one);
+        let past_start = self.b.binary(BinaryOp::Gt, at, zero);
+        let previous = self.b.sub(at, one);
+        let index = self.b.select(past_start, previous, zero);
+        let name = "kept_before";
+        self.b.emit(
+            name,
+            Op::GatherEither { first: counted, second: none_before, from_first: past_start, index },
+        )
+    }
+
+    fn pack_coll(&mut self, coll: &Rep, flags: VarId, counts: Option<VarId>) -> Rep {
         match coll {
-            Rep::Leaf(v) => Rep::Leaf(self.b.emit("kept", Op::Pack { src: *v, flags })),
-            Rep::Tuple(items) => Rep::Tuple(items.iter().map(|r| self.pack_coll(r, flags)).collect()),
+            Rep::Leaf(v) => Rep::Leaf(self.b.emit("kept", Op::Pack { src: *v, flags, counts })),
+            Rep::Tuple(items) => Rep::Tuple(items.iter().map(|r| self.pack_coll(r, flags, counts)).collect()),
             Rep::Seq(seq) => Rep::Seq(Box::new(SeqRep {
-                offsets: self.b.emit("kept", Op::Pack { src: seq.offsets, flags }),
-                lengths: self.b.emit("kept", Op::Pack { src: seq.lengths, flags }),
+                offsets: self.b.emit("kept", Op::Pack { src: seq.offsets, flags, counts }),
+                lengths: self.b.emit("kept", Op::Pack { src: seq.lengths, flags, counts }),
                 elems: seq.elems.clone(),
                 compact: false,
             })),

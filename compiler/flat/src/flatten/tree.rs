@@ -198,7 +198,7 @@ impl<'c> Flattener<'c> {
             let distance = state[0];
             // Every element at least `distance` into its segment takes the one that far back.
             let active = me.b.binary(BinaryOp::Ge, within, distance);
-            let right = me.b.emit("active", Op::Pack { src: positions, flags: active });
+            let right = me.b.emit("active", Op::Pack { src: positions, flags: active, counts: None });
             let count = me.b.length(right);
             let left = me.b.sub(right, distance);
             let segment = me.b.gather(ids, right);

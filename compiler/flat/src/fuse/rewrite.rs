@@ -92,11 +92,15 @@ fn merge_at(
     facts: &VarFacts,
     vars: &mut Vec<VarInfo>,
 ) -> Option<TextRange> {
-    let StmtKind::Op { op: Op::Pack { src: first, flags: more }, .. } = block.stmts[j].kind else {
+    // A filter that takes its places from the flags' counts keeps its flags.
+    let StmtKind::Op { op: Op::Pack { src: first, flags: more, counts: None }, .. } = block.stmts[j].kind
+    else {
         return None;
     };
     let (i, src, keep) = block.stmts[..j].iter().enumerate().find_map(|(i, s)| match s.kind {
-        StmtKind::Op { dest: Some(d), op: Op::Pack { src, flags } } if d == first => Some((i, src, flags)),
+        StmtKind::Op { dest: Some(d), op: Op::Pack { src, flags, .. } } if d == first => {
+            Some((i, src, flags))
+        }
         _ => None,
     })?;
     // The ops between the filters computed from the first one's result: they must be all
@@ -252,7 +256,7 @@ fn rewrite_block(block: &mut Block, reads: &[u32], vars: &mut Vec<VarInfo>, at: 
     let mut stmts = Vec::with_capacity(block.stmts.len());
     for mut stmt in std::mem::take(&mut block.stmts) {
         match &mut stmt.kind {
-            StmtKind::Op { dest: Some(kept), op: Op::Pack { src, flags } } => {
+            StmtKind::Op { dest: Some(kept), op: Op::Pack { src, flags, .. } } => {
                 let reduced = reductions.iter().find(|(v, _)| v == kept).map(|&(_, op)| op);
                 let elem = vars[*kept as usize].ty.elem;
                 if let Some(identity) =
