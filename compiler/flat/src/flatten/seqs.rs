@@ -230,7 +230,12 @@ impl Flattener<'_> {
     fn interleave(&mut self, items: &[Rep], size: VarId) -> FlattenResult<Rep> {
         Ok(match &items[0] {
             Rep::Leaf(_) => {
-                let parts = items.iter().filter_map(Rep::leaf).collect();
+                let parts: Vec<VarId> = items.iter().filter_map(Rep::leaf).collect();
+                // One item per element (`[a]`) is laid out as it is: no copy.
+                if let [only] = parts[..] {
+                    let one = if self.b.is_vector(only) { only } else { self.b.replicate(only, size) };
+                    return Ok(Rep::Leaf(one));
+                }
                 Rep::Leaf(self.b.emit("items", Op::Interleave { parts, len: size }))
             }
             Rep::Tuple(fields) => {
