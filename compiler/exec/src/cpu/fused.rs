@@ -167,6 +167,13 @@ impl<'k> Chunked<'k> {
                     continue;
                 }
                 let value = get(frame, v, span)?;
+                // A gather from either of two sources has no progression form: a progression
+                // source is written out once here, not in every chunk.
+                let value = if gathered && matches!(op, Op::GatherEither { .. }) {
+                    value.materialized()
+                } else {
+                    value
+                };
                 if gathered || value.vector_len().is_none() {
                     whole.entry(v).or_insert(value);
                 } else {

@@ -424,11 +424,8 @@ impl<'c> Flattener<'c> {
         let past_start = self.b.binary(BinaryOp::Gt, at, zero);
         let previous = self.b.sub(at, one);
         let index = self.b.select(past_start, previous, zero);
-        let name = "kept_before";
-        self.b.emit(
-            name,
-            Op::GatherEither { first: counted, second: none_before, from_first: past_start, index },
-        )
+        let either = Op::GatherEither { first: counted, second: none_before, from_first: past_start, index };
+        self.b.emit("kept_before", either)
     }
 
     fn pack_coll(&mut self, coll: &Rep, flags: VarId, counts: Option<VarId>) -> Rep {

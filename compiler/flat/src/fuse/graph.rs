@@ -135,7 +135,7 @@ impl<'a> Region<'a> {
     /// candidate pairs. `interrupt` is called between its steps and every 256 statements while pairs are found:
     /// the top level of a large file has thousands of statements.
     pub fn new(f: &'a Function, block: &'a Block, facts: &'a VarFacts, interrupt: &dyn Fn()) -> Region<'a> {
-        let mut classes = Classes { measured: measured_vectors(&f.body), ..Classes::default() };
+        let mut classes = Classes { measured: facts.measured.clone(), ..Classes::default() };
         let nodes: Vec<Node> = block.stmts.iter().map(|s| node(f, facts, s, &mut classes)).collect();
         interrupt();
         let nodes: Vec<Node> = nodes
@@ -338,11 +338,9 @@ impl<'a> Region<'a> {
             for &v in &node.gathers {
                 var(&mut key, v, self);
             }
-            for v in [node.consumes] {
-                match v {
-                    Some(v) => var(&mut key, v, self),
-                    None => key.words.push(u32::MAX),
-                }
+            match node.consumes {
+                Some(v) => var(&mut key, v, self),
+                None => key.words.push(u32::MAX),
             }
             let direct: Vec<u32> = self.preds[i].iter().filter_map(|&p| at(p)).map(|x| x as u32).collect();
             key.words.push(direct.len() as u32);
@@ -1023,11 +1021,17 @@ pub struct VarFacts {
     pub host: Vec<bool>,
     /// An integer constant other than zero: a divisor that cannot fail.
     pub nonzero: Vec<bool>,
+    /// The vector each `length` op measures, by its result (`measured_vectors`).
+    measured: HashMap<VarId, VarId>,
 }
 
 impl VarFacts {
     pub fn of(f: &Function) -> VarFacts {
-        let mut facts = VarFacts { host: vec![false; f.vars.len()], nonzero: vec![false; f.vars.len()] };
+        let mut facts = VarFacts {
+            host: vec![false; f.vars.len()],
+            nonzero: vec![false; f.vars.len()],
+            measured: measured_vectors(&f.body),
+        };
         facts.walk(&f.body, f);
         facts
     }

@@ -132,7 +132,7 @@ fn merge_at(
     };
     let inner_only =
         derived.iter().all(|&v| v == more || chain_reads(v) + u32::from(v == first) == reads[v as usize]);
-    if !derived.contains(&more) || !inner_only || !counts_only(block, more, reads) {
+    if !derived.contains(&more) || !inner_only || !counts_only(block, j, more, reads) {
         return None;
     }
     // Compute the chain from `src`, and `more` as `keep and more'`.
@@ -180,19 +180,20 @@ fn defined_everywhere(op: &Op, vars: &[VarInfo], facts: &VarFacts) -> bool {
     op.is_element_wise() && !random && !op_may_fail(vars, facts, op)
 }
 
-/// Whether every reader of the flags `more` in `block`, besides the filter, is a cast whose
-/// only readers are sums (the filter's count), which the dropped elements' false flags leave
-/// unchanged; and nothing outside `block` reads them.
-fn counts_only(block: &Block, more: VarId, reads: &[u32]) -> bool {
+/// Whether every reader of the flags `more` in `block`, besides the filter at `filter`, is a
+/// cast whose only readers are sums (the filter's count), which the dropped elements' false
+/// flags leave unchanged; and nothing outside `block` reads them. Another pack by `more` (a
+/// tuple's other fields) would keep its shorter source under the merged, longer flags.
+fn counts_only(block: &Block, filter: usize, more: VarId, reads: &[u32]) -> bool {
     let mut seen = 0;
-    for stmt in &block.stmts {
+    for (k, stmt) in block.stmts.iter().enumerate() {
         let StmtKind::Op { dest, op } = &stmt.kind else { continue };
         if !op.operands().contains(&more) {
             continue;
         }
         seen += 1;
         match (op, dest) {
-            (Op::Pack { flags, .. }, _) if *flags == more => {}
+            (Op::Pack { flags, .. }, _) if *flags == more && k == filter => {}
             (Op::Cast(_, _), Some(cast)) => {
                 let sums = block
                     .stmts

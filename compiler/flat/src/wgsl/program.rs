@@ -212,7 +212,9 @@ fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
             prims::scatter_winners(f.ty(*index).elem),
             prims::scatter_write(f.ty(*index).elem, operand(f, *src, 0, false), false),
         ],
-        Op::Pack { src, .. } => {
+        // A filter's pack takes its places from the filter's running count, with no scan.
+        Op::Pack { src, counts: Some(_), .. } => vec![prims::pack_scatter(f.ty(*src).elem)],
+        Op::Pack { src, counts: None, .. } => {
             let mut kernels = scan_kernels(ReduceOp::Add, Scalar::I32, false);
             kernels.push(prims::pack_scatter(f.ty(*src).elem));
             kernels

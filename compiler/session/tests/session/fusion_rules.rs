@@ -194,6 +194,16 @@ fn a_filter_of_a_filter_packs_once() {
 }
 
 #[test]
+fn a_filter_of_tuples_whose_condition_reads_one_field_keeps_the_fields_in_step() {
+    // One pack per field: merging the filters for one field's pack would leave the other
+    // field's pack with the first filter's shorter result under the merged, longer flags.
+    let source = "pairs = [(i % 3 - 1, i % 5 - 2) for i in range(40)]\n\
+                  ps = [p for p in pairs if p[1] > -2]\n\
+                  print([q for q in ps if q[0] > 0])\n";
+    runs_like_the_interpreter(source);
+}
+
+#[test]
 fn a_filter_whose_condition_may_fail_on_dropped_elements_still_packs_twice() {
     // `100 // x` is defined only where the first filter keeps `x`.
     let source = "xs = [i % 5 for i in range(1000)]\n\
