@@ -391,9 +391,11 @@ impl<'c> Flattener<'c> {
             let size = self.size(child);
             self.b.replicate(flags, size)
         };
-        let ones = self.b.cast(Scalar::I32, flags);
         if !self.lifted(ctx) {
+            // The count comes after the pack, as FILTER->FILTER expects: between two filters
+            // it allows only ops computed from the first one's result.
             let kept = self.pack_coll(&elems[0], flags, None);
+            let ones = self.b.cast(Scalar::I32, flags);
             let zero = self.b.i32(0);
             let count = self.b.sum(ones);
             return Ok(Rep::Seq(Box::new(SeqRep {
@@ -406,6 +408,7 @@ impl<'c> Flattener<'c> {
         // The running count of kept elements serves the packs (each kept element's place) and
         // gives every segment's offset and count at its two ends: the segments lie one after
         // another in the child context, from `offsets`. No segmented sum, no scan of counts.
+        let ones = self.b.cast(Scalar::I32, flags);
         let counted = self.b.emit("counted", Op::Scan { op: ReduceOp::Add, src: ones, init: None });
         let kept = self.pack_coll(&elems[0], flags, Some(counted));
         let ends = self.b.add(offsets, lengths);
