@@ -615,19 +615,20 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     }
 
     /// The operand kinds and bindings of a generated kernel's operands: host 32-bit scalars
-    /// go in parameter slots, 64-bit ones are uploaded, device arrays are bound. `whole`
-    /// says which operands a kernel reads at any index (a gather's sources).
+    /// go in parameter slots, 64-bit ones are uploaded, device arrays are bound. The operands
+    /// of `gathered` it reads at any index (a gather's sources) are bound whole.
     fn operands(
         &mut self,
         args: &[DeviceValue],
-        whole: impl Fn(usize) -> bool,
+        gathered: Option<&Op>,
         params: &mut Vec<u32>,
         bindings: &mut Vec<Binding>,
         span: TextRange,
     ) -> RunResult<Vec<Operand>> {
         let mut operands = Vec::with_capacity(args.len());
         for (k, arg) in args.iter().enumerate() {
-            operands.push(self.operand(k, arg, whole(k), params, bindings, span)?);
+            let whole = gathered.is_some_and(|op| op.reads_whole(k));
+            operands.push(self.operand(k, arg, whole, params, bindings, span)?);
         }
         Ok(operands)
     }
@@ -683,15 +684,14 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         seq: Option<u32>,
     ) -> RunResult<Option<DeviceValue>> {
         let span = stmt.span;
-        let whole = |k: usize| op.reads_whole(k);
         // The length of the op: its longest element operand (a gather's index for a gather).
-        let elements = args.iter().enumerate().filter(|&(k, _)| !whole(k)).map(|(_, a)| a);
+        let elements = args.iter().enumerate().filter(|&(k, _)| !op.reads_whole(k)).map(|(_, a)| a);
         let (n, count) = extent(elements);
         let scalar_result = n.is_none();
         let n = n.unwrap_or(1);
         let mut params = vec![0u32; wgsl::FIRST_SCALAR];
         let mut bindings = Vec::new();
-        let operands = self.operands(args, whole, &mut params, &mut bindings, span)?;
+        let operands = self.operands(args, Some(op), &mut params, &mut bindings, span)?;
         let Ok(kernel) = wgsl::map_kernel(op, &operands, dest) else {
             // An op WGSL cannot express (`erf` of `f64`): the CPU executor runs it.
             self.note_on_cpu(op);

@@ -66,7 +66,7 @@ impl GpuMachine<'_, '_> {
                 let parts = &args[..parts.len()];
                 let mut params = vec![0; wgsl::FIRST_SCALAR];
                 let mut bindings = Vec::new();
-                let operands = self.operands(parts, |_| false, &mut params, &mut bindings, span)?;
+                let operands = self.operands(parts, None, &mut params, &mut bindings, span)?;
                 let out = self.alloc(parts[0].elem(), n * parts.len(), span)?;
                 bindings.push(out.binding());
                 self.launch(&prims::interleave(&operands), out.len, &params, &bindings, span)?;
@@ -368,8 +368,7 @@ impl GpuMachine<'_, '_> {
         }
         let mut params = vec![0; wgsl::FIRST_SCALAR];
         let mut bindings = Vec::new();
-        let operands =
-            self.operands(std::slice::from_ref(value), |_| false, &mut params, &mut bindings, span)?;
+        let operands = self.operands(std::slice::from_ref(value), None, &mut params, &mut bindings, span)?;
         let out = self.alloc(value.elem(), n, span)?;
         bindings.push(out.binding());
         self.launch(&prims::fill(operands[0]), n, &params, &bindings, span)?;
@@ -470,8 +469,7 @@ impl GpuMachine<'_, '_> {
         let mut params = vec![0; wgsl::FIRST_SCALAR];
         let mut bindings = vec![scanned.binding()];
         bindings.extend(flags.map(DeviceVec::binding));
-        let operands =
-            self.operands(std::slice::from_ref(init), |_| false, &mut params, &mut bindings, span)?;
+        let operands = self.operands(std::slice::from_ref(init), None, &mut params, &mut bindings, span)?;
         let mut out = self.alloc(scanned.elem, scanned.len, span)?;
         out.count = scanned.unsettled().cloned();
         bindings.push(out.binding());
@@ -708,8 +706,7 @@ impl GpuMachine<'_, '_> {
         }
         let mut params = vec![0; wgsl::FIRST_SCALAR];
         params[2] = dst.len as u32;
-        let operands =
-            self.operands(std::slice::from_ref(src), |_| false, &mut params, &mut bindings, span)?;
+        let operands = self.operands(std::slice::from_ref(src), None, &mut params, &mut bindings, span)?;
         bindings.push(out.binding());
         let write = prims::scatter_write(index.elem, operands[0], distinct);
         self.launch_counted(&write, index.len, count.as_ref(), &params, &bindings, span)?;
@@ -741,7 +738,7 @@ impl GpuMachine<'_, '_> {
         let mut words = vec![0; wgsl::FIRST_SCALAR];
         let mut bindings = Vec::new();
         let entry: Vec<DeviceValue> = input_values.iter().chain(&init_values).cloned().collect();
-        let operands = self.operands(&entry, |_| false, &mut words, &mut bindings, span)?;
+        let operands = self.operands(&entry, None, &mut words, &mut bindings, span)?;
         for value in &shared_values {
             bindings.push(self.device(value, span)?.binding());
         }

@@ -661,31 +661,30 @@ fn in_range(i: i64, len: usize) -> Option<usize> {
     usize::try_from(i).ok().filter(|&p| p < len)
 }
 
+/// `xs[i]`, or the internal error of an index the flattener should have checked.
+fn element_at<T: Copy>(xs: &[T], i: i64) -> KResult<T> {
+    in_range(i, xs.len()).map(|p| xs[p]).ok_or_else(|| {
+        internal::<()>(format!("gather index {i} out of range for {} elements", xs.len())).unwrap_err()
+    })
+}
+
+/// The vector of `get(k)` for `k` in `0..n`, in parallel above the threshold.
+fn gathered<T: Elem>(n: usize, get: impl Fn(usize) -> KResult<T> + Sync + Send) -> KResult<FlatValue> {
+    let all: KResult<Vec<T>> = if n >= PAR_THRESHOLD {
+        (0..n).into_par_iter().map(get).collect()
+    } else {
+        (0..n).map(get).collect()
+    };
+    Ok(FlatValue::vector(T::wrap(all?)))
+}
+
 pub fn gather(src: &FlatValue, index: &FlatValue) -> KResult<FlatValue> {
     let src = buffer(src)?;
     let idx = int_arg(index)?;
-    let len = src.len();
-    let bad =
-        |i: i64| internal::<()>(format!("gather index {i} out of range for {len} elements")).unwrap_err();
     each_buffer!(src, xs, T, {
         match (index, idx) {
-            (FlatValue::Scalar(_), IntArg::S(i)) => match in_range(i, len) {
-                Some(p) => Ok(FlatValue::Scalar(xs[p].scalar())),
-                None => Err(bad(i)),
-            },
-            _ => {
-                let n = index.vector_len().unwrap_or(0);
-                let get = |k: usize| {
-                    let i = idx.get(k);
-                    in_range(i, len).map(|p| xs[p]).ok_or_else(|| bad(i))
-                };
-                let all: KResult<Vec<T>> = if n >= PAR_THRESHOLD {
-                    (0..n).into_par_iter().map(get).collect()
-                } else {
-                    (0..n).map(get).collect()
-                };
-                Ok(FlatValue::vector(T::wrap(all?)))
-            }
+            (FlatValue::Scalar(_), IntArg::S(i)) => Ok(FlatValue::Scalar(element_at(xs, i)?.scalar())),
+            _ => gathered(index.vector_len().unwrap_or(0), |k| element_at(xs, idx.get(k))),
         }
     })
 }
@@ -706,19 +705,7 @@ pub fn gather_either(
     }
     each_buffer!(a, xs, T, {
         let ys = T::slice(b).unwrap_or_default();
-        let get = |k: usize| {
-            let (src, i) = (if picks.get(k) { &xs[..] } else { ys }, idx.get(k));
-            in_range(i, src.len()).map(|p| src[p]).ok_or_else(|| {
-                internal::<()>(format!("gather index {i} out of range for {} elements", src.len()))
-                    .unwrap_err()
-            })
-        };
-        let all: KResult<Vec<T>> = if n >= PAR_THRESHOLD {
-            (0..n).into_par_iter().map(get).collect()
-        } else {
-            (0..n).map(get).collect()
-        };
-        Ok(FlatValue::vector(T::wrap(all?)))
+        gathered(n, |k| element_at(if picks.get(k) { &xs[..] } else { ys }, idx.get(k)))
     })
 }
 

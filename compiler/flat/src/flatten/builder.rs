@@ -118,6 +118,15 @@ impl Builder {
         self.emit(&name, Op::Gather { src, index })
     }
 
+    /// `first[index]` where `from_first`, else `second[index]`; a gather where both are one.
+    pub fn gather_either(&mut self, first: VarId, second: VarId, from_first: VarId, index: VarId) -> VarId {
+        if first == second {
+            return self.gather(first, index);
+        }
+        let name = self.vars[first as usize].name.clone();
+        self.emit(&name, Op::GatherEither { first, second, from_first, index })
+    }
+
     pub fn length(&mut self, vector: VarId) -> VarId {
         self.emit("n", Op::Length(vector))
     }

@@ -427,8 +427,7 @@ impl<'c> Flattener<'c> {
         let past_start = self.b.binary(BinaryOp::Gt, at, zero);
         let previous = self.b.sub(at, one);
         let index = self.b.select(past_start, previous, zero);
-        let either = Op::GatherEither { first: counted, second: none_before, from_first: past_start, index };
-        self.b.emit("kept_before", either)
+        self.b.gather_either(counted, none_before, past_start, index)
     }
 
     fn pack_coll(&mut self, coll: &Rep, flags: VarId, counts: Option<VarId>) -> Rep {

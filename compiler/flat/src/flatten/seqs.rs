@@ -79,15 +79,8 @@ impl Flattener<'_> {
         from_first: VarId,
         index: VarId,
     ) -> FlattenResult<Rep> {
-        let either = |me: &mut Self, a: VarId, b: VarId| {
-            if a == b {
-                return me.b.gather(a, index);
-            }
-            let name = me.b.vars[a as usize].name.clone();
-            me.b.emit(&name, Op::GatherEither { first: a, second: b, from_first, index })
-        };
         Ok(match (first, second) {
-            (Rep::Leaf(a), Rep::Leaf(b)) => Rep::Leaf(either(self, *a, *b)),
+            (Rep::Leaf(a), Rep::Leaf(b)) => Rep::Leaf(self.b.gather_either(*a, *b, from_first, index)),
             (Rep::Tuple(xs), Rep::Tuple(ys)) => {
                 let mut items = Vec::with_capacity(xs.len());
                 for (x, y) in xs.iter().zip(ys) {
@@ -100,8 +93,8 @@ impl Flattener<'_> {
                     return Err(self.bug("shared sequences that are not sequences"));
                 };
                 Rep::Seq(Box::new(SeqRep {
-                    offsets: either(self, x.offsets, y.offsets),
-                    lengths: either(self, x.lengths, y.lengths),
+                    offsets: self.b.gather_either(x.offsets, y.offsets, from_first, index),
+                    lengths: self.b.gather_either(x.lengths, y.lengths, from_first, index),
                     elems: x.elems,
                     compact: false,
                 }))
