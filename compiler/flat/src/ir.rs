@@ -550,12 +550,20 @@ pub enum Op {
         len: VarId,
     },
     /// For each element of the compact layout of `lengths`, its index within its segment.
+    /// `within` as for `SegIds`.
     SegIota {
         lengths: VarId,
+        within: Vec<VarId>,
     },
     /// For each element of the compact layout of `lengths`, the number of its segment.
+    ///
+    /// `within`, where not empty, names the collections the segments lie in without
+    /// overlapping: the lengths add up to at most the sum of their lengths, so an executor may
+    /// allocate the layout by that bound and keep its exact size where it computed it (the
+    /// GPU's device counts). The CPU executor checks the bound.
     SegIds {
         lengths: VarId,
+        within: Vec<VarId>,
     },
     /// The vectors (or scalars, as one element each) one after another.
     Concat(Vec<VarId>),
@@ -697,7 +705,9 @@ impl Op {
         match self {
             Const(_) | Load { .. } => vec![],
             Unary(_, a) | Cast(_, a) | Length(a) | Iota { len: a } => vec![a],
-            SegIota { lengths } | SegIds { lengths } => vec![lengths],
+            SegIota { lengths, within } | SegIds { lengths, within } => {
+                std::iter::once(lengths).chain(within.iter_mut()).collect()
+            }
             Binary(_, a, b) => vec![a, b],
             Select(c, a, b) => vec![c, a, b],
             Math(_, args) | Concat(args) => args.iter_mut().collect(),
@@ -740,7 +750,9 @@ impl Op {
         match self {
             Const(_) | Load { .. } => vec![],
             Unary(_, a) | Cast(_, a) | Length(a) | Iota { len: a } => vec![*a],
-            SegIota { lengths } | SegIds { lengths } => vec![*lengths],
+            SegIota { lengths, within } | SegIds { lengths, within } => {
+                std::iter::once(*lengths).chain(within.iter().copied()).collect()
+            }
             Binary(_, a, b) => vec![*a, *b],
             Select(c, a, b) => vec![*c, *a, *b],
             Math(_, args) | Concat(args) => args.clone(),
@@ -1333,6 +1345,9 @@ pub(crate) fn op_result(op: &Op, operands: &[IrType]) -> Result<Option<IrType>, 
         SegIota { .. } | SegIds { .. } => {
             vector(operands[0], "lengths")?;
             int_like(operands[0], "lengths")?;
+            for &collection in &operands[1..] {
+                vector(collection, "a collection the segments lie in")?;
+            }
             Some(IrType::vector(i32s))
         }
         Concat(_) => Some(IrType::vector(same_elem(operands)?)),

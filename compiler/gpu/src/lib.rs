@@ -796,6 +796,7 @@ fn takes_device_counts(op: &Op) -> bool {
         || matches!(
             op,
             Op::Scatter { .. }
+                | Op::Pack { .. }
                 | Op::Concat(_)
                 | Op::Length(_)
                 | Op::Scan { .. }

@@ -53,11 +53,27 @@ impl GpuMachine<'_, '_> {
                 self.launch(&prims::iota(), n, &[], &[out.binding()], span)?;
                 out
             }
-            Op::SegIds { .. } | Op::SegIota { .. } => {
+            Op::SegIds { within, .. } | Op::SegIota { within, .. } => {
                 let lengths = self.device(a(0)?, span)?;
-                let lengths = self.exact_lengths(lengths, span)?;
-                let (starts, total) = self.compact(&lengths, span)?;
-                let (ids, positions) = self.segment_ids(&lengths, &starts, total, span)?;
+                // The flattener's bound (the sizes of the collections the segments lie in),
+                // where those sizes are exact: a bound summed from bounds would compound, as
+                // a recursion's results nest in its callers'. Lengths still counted on the
+                // device are settled instead, with every other count in one read-back: the
+                // sizes built on them (a level's contexts) are then on the host.
+                let exact = |c: &DeviceValue| match c {
+                    DeviceValue::Device(v) => v.unsettled().is_none().then(|| v.known_len()),
+                    DeviceValue::Host(_) => Some(1),
+                };
+                let settled = lengths.unsettled().is_none() && !within.is_empty();
+                let bound = if settled { args[1..].iter().map(exact).sum() } else { None };
+                let (ids, positions) = match bound {
+                    Some(bound) => self.bounded_segment_ids(lengths.exact_if_known(), bound, span)?,
+                    None => {
+                        let lengths = self.exact_lengths(lengths, span)?;
+                        let (starts, total) = self.compact(&lengths, span)?;
+                        self.segment_ids(&lengths, &starts, total, span)?
+                    }
+                };
                 if matches!(op, Op::SegIds { .. }) { ids } else { positions }
             }
             Op::Concat(_) => self.concat(args, span)?,
@@ -82,13 +98,16 @@ impl GpuMachine<'_, '_> {
                 };
                 // The kept count stays on the device: the result is allocated by its bound,
                 // the input's length.
+                // Flags counted on the device run over their bound: the last counted thread
+                // writes the record.
                 let mut out = self.alloc(src.elem, flags.len, span)?;
                 if flags.len > 0 {
                     let record = self.count_record(span)?;
                     let bindings =
                         [src.binding(), flags.binding(), counts.binding(), out.binding(), record.binding()];
                     let params = self.grid_width_param();
-                    self.launch(&prims::pack_scatter(src.elem), flags.len, &params, &bindings, span)?;
+                    let kernel = prims::pack_scatter(src.elem);
+                    self.launch_counted(&kernel, flags.len, flags.unsettled(), &params, &bindings, span)?;
                     out.count = Some(self.device_count(record.buffer));
                 }
                 out
@@ -519,7 +538,12 @@ impl GpuMachine<'_, '_> {
     /// times (its ids, its positions, each segmented reduction over it).
     pub(super) fn compact(&mut self, lengths: &DeviceVec, span: TextRange) -> RunResult<(DeviceVec, usize)> {
         if let Some(known) = self.layouts.iter().find(|l| l.describes(lengths)) {
-            return Ok((known.starts.clone(), known.total));
+            let (starts, total, count) = (known.starts.clone(), known.total, known.total_count.clone());
+            let total = match count {
+                Some(count) => self.settled(&count, span)?,
+                None => total,
+            };
+            return Ok((starts, total));
         }
         let starts = self.starts_of(lengths, span)?;
         // The total is the last start plus the last length: two words of one read-back.
@@ -535,9 +559,120 @@ impl GpuMachine<'_, '_> {
             lengths: lengths.clone(),
             starts: starts.clone(),
             total,
+            total_count: None,
             ids: None,
         });
         Ok((starts, total))
+    }
+
+    /// The segment ids and positions of the compact layout of `lengths`, whose total is at
+    /// most `bound` (`Op::SegIds`'s `within`): allocated by the bound, with the total left on
+    /// the device as their count, and no read-back. The starts are an exclusive scan, the total
+    /// their last end (`last_end`, clamped to the bound), and the binary search runs over the
+    /// total, with the number of segments read on the device where that is a device count too.
+    fn bounded_segment_ids(
+        &mut self,
+        lengths: DeviceVec,
+        bound: usize,
+        span: TextRange,
+    ) -> RunResult<(DeviceVec, DeviceVec)> {
+        if let Some(known) = self.layouts.iter().find(|l| l.describes(&lengths)) {
+            if let Some(ids) = &known.ids {
+                return Ok(ids.clone());
+            }
+            if known.total_count.is_none() {
+                let (starts, total) = (known.starts.clone(), known.total);
+                return self.segment_ids(&lengths, &starts, total, span);
+            }
+        }
+        let (starts, total) = self.starts_and_total(&lengths, bound, span)?;
+        let (mut ids, mut positions) =
+            (self.alloc(Scalar::I32, bound, span)?, self.alloc(Scalar::I32, bound, span)?);
+        let mut params = vec![0; wgsl::FIRST_SCALAR + 1];
+        params[wgsl::FIRST_SCALAR] = lengths.len as u32;
+        let mut counts = vec![(0, &total)];
+        counts.extend(lengths.unsettled().map(|c| (wgsl::FIRST_SCALAR, c)));
+        let groups = bound.div_ceil(wgsl::WORKGROUP as usize) as u64;
+        let grid = Grid::Device { bound: groups, record: &total.buffer };
+        let bindings = [starts.binding(), ids.binding(), positions.binding()];
+        self.launch_grid(&prims::segment_search(), grid, bound, &counts, &params, &bindings, span)?;
+        ids.count = Some(total.clone());
+        positions.count = Some(total.clone());
+        self.keep_layout(CompactLayout {
+            lengths,
+            starts,
+            total: bound,
+            total_count: Some(total),
+            ids: Some((ids.clone(), positions.clone())),
+        });
+        Ok((ids, positions))
+    }
+
+    /// The starts of the compact layout of `lengths` and its total as a device count, at most
+    /// `bound`: one launch for lengths in one scan block (`layout_starts`), else the scan's and
+    /// `last_end`'s.
+    fn starts_and_total(
+        &mut self,
+        lengths: &DeviceVec,
+        bound: usize,
+        span: TextRange,
+    ) -> RunResult<(DeviceVec, Arc<DeviceCount>)> {
+        if lengths.len > prims::BLOCK as usize {
+            let starts = self.starts_of(lengths, span)?;
+            let total = self.layout_total(lengths, &starts, bound, span)?;
+            return Ok((starts, total));
+        }
+        let count = lengths.unsettled().cloned();
+        let mut starts = self.alloc(Scalar::I32, lengths.len, span)?;
+        starts.count = count.clone();
+        let sums = self.alloc(Scalar::I32, 1, span)?;
+        let record = self.count_record(span)?;
+        let mut params = self.grid_width_param();
+        params[2] = u32::try_from(bound).unwrap_or(u32::MAX);
+        let mut bindings = vec![lengths.binding(), starts.binding(), sums.binding(), record.binding()];
+        let zero = DeviceValue::Host(ScalarValue::I32(0));
+        let init = self.operand(0, &zero, false, &mut params, &mut bindings, span)?;
+        self.launch_blocks(
+            &prims::layout_starts(init),
+            lengths.len,
+            count.as_ref(),
+            &params,
+            &bindings,
+            span,
+        )?;
+        Ok((starts, self.device_count(record.buffer)))
+    }
+
+    /// The total of the compact layout of `lengths` as a device count (`last_end`), at most
+    /// `bound`.
+    fn layout_total(
+        &mut self,
+        lengths: &DeviceVec,
+        starts: &DeviceVec,
+        bound: usize,
+        span: TextRange,
+    ) -> RunResult<Arc<DeviceCount>> {
+        let record = self.count_record(span)?;
+        let bindings = [starts.binding(), lengths.binding(), record.binding()];
+        let mut params = self.grid_width_param();
+        params.extend([lengths.len as u32, u32::try_from(bound).unwrap_or(u32::MAX)]);
+        let counts: Vec<_> = lengths.unsettled().map(|c| (wgsl::FIRST_SCALAR, c)).into_iter().collect();
+        self.launch_grid(&prims::last_end(), Grid::Host(1), 1, &counts, &params, &bindings, span)?;
+        Ok(self.device_count(record.buffer))
+    }
+
+    /// A device count on the host: a read-back (with every other unsettled count) if it is
+    /// not there yet.
+    fn settled(&mut self, count: &Arc<DeviceCount>, span: TextRange) -> RunResult<usize> {
+        if count.exact.get().is_none() {
+            self.list_unsettled(count);
+            self.read_parts(&[], span)?;
+        }
+        count
+            .exact
+            .get()
+            .copied()
+            .ok_or_else(|| internal_at("a device count the read-back did not bring", span))
     }
 
     /// Segment lengths whose count is still on the device, settled together with their
@@ -548,17 +683,17 @@ impl GpuMachine<'_, '_> {
             return Ok(lengths.exact_if_known());
         };
         self.list_unsettled(&count);
-        let starts = self.starts_of(&lengths, span)?;
-        let record = self.count_record(span)?;
-        let bindings = [starts.binding(), lengths.binding(), record.binding()];
-        let counts = [(wgsl::FIRST_SCALAR, &count)];
-        let params = self.grid_width_param();
-        self.launch_grid(&prims::last_end(), Grid::Host(1), 1, &counts, &params, &bindings, span)?;
-        let total = self.device_count(record.buffer);
+        let (starts, total) = self.starts_and_total(&lengths, usize::MAX, span)?;
         self.read_parts(&[], span)?;
         let (lengths, starts) = (lengths.exact_if_known(), starts.exact_if_known());
         let total = total.exact.get().copied().unwrap_or(0);
-        self.keep_layout(CompactLayout { lengths: lengths.clone(), starts, total, ids: None });
+        self.keep_layout(CompactLayout {
+            lengths: lengths.clone(),
+            starts,
+            total,
+            total_count: None,
+            ids: None,
+        });
         Ok(lengths)
     }
 
@@ -810,14 +945,17 @@ const IDS_KEPT: usize = 16;
 pub(super) struct CompactLayout {
     lengths: DeviceVec,
     starts: DeviceVec,
+    /// The number of elements, or a bound on it where `total_count` holds it on the device.
     total: usize,
+    total_count: Option<Arc<DeviceCount>>,
     /// The segment ids and the positions within segments.
     ids: Option<(DeviceVec, DeviceVec)>,
 }
 
 impl CompactLayout {
+    /// Whether the layout is of `lengths`, settled since or not.
     fn describes(&self, lengths: &DeviceVec) -> bool {
-        Arc::ptr_eq(&self.lengths.buffer, &lengths.buffer) && self.lengths.len == lengths.len
+        Arc::ptr_eq(&self.lengths.buffer, &lengths.buffer) && self.lengths.known_len() == lengths.known_len()
     }
 }
 

@@ -311,14 +311,14 @@ fn data_movement_matches_the_cpu() {
         let lengths = FlatValue::i32s(random_i32s(n.min(5000), 0, 40));
         check(
             &gpu,
-            &Op::SegIds { lengths: 0 },
+            &Op::SegIds { lengths: 0, within: vec![] },
             std::slice::from_ref(&lengths),
             Some(Scalar::I32),
             &format!("segment ids of {n}"),
         );
         check(
             &gpu,
-            &Op::SegIota { lengths: 0 },
+            &Op::SegIota { lengths: 0, within: vec![] },
             &[lengths],
             Some(Scalar::I32),
             &format!("segment positions of {n}"),

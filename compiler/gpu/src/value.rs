@@ -52,6 +52,11 @@ impl DeviceVec {
         self.count.as_ref().filter(|c| c.exact.get().is_none())
     }
 
+    /// The exact length where the host knows it, else the bound.
+    pub fn known_len(&self) -> usize {
+        self.count.as_ref().and_then(|c| c.exact.get().copied()).map_or(self.len, |n| n.min(self.len))
+    }
+
     /// This vector with its exact length, where a read-back has brought its count.
     pub fn exact_if_known(self) -> DeviceVec {
         match self.count.as_ref().and_then(|c| c.exact.get().copied()) {

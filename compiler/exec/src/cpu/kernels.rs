@@ -578,6 +578,22 @@ pub fn seg_iota(lengths: &FlatValue, ids: bool) -> KResult<FlatValue> {
     Ok(FlatValue::i32s(v))
 }
 
+/// The flattener's promise on a layout's `within` collections (`Op::SegIds`), which the GPU
+/// executor allocates by: its elements are no more than theirs together.
+fn within_bound(layout: &FlatValue, within: &[FlatValue]) -> KResult<()> {
+    if within.is_empty() {
+        return Ok(());
+    }
+    let bound: usize = within.iter().map(|c| c.vector_len().unwrap_or(1)).sum();
+    let total = layout.vector_len().unwrap_or(0);
+    if total > bound {
+        return internal(format!(
+            "a segment layout of {total} elements lies within collections of {bound} elements"
+        ));
+    }
+    Ok(())
+}
+
 pub fn concat(args: &[FlatValue]) -> KResult<FlatValue> {
     let Some(first) = args.first() else { return internal("concat of nothing") };
     each_scalar_type!(first.ty(), T, {
@@ -1299,8 +1315,11 @@ pub fn run_op(op: &Op, args: &[FlatValue]) -> KResult<Option<FlatValue>> {
         Op::Math(f, _) => math(*f, args)?,
         Op::Replicate { .. } => replicate(a(0)?, a(1)?)?,
         Op::Iota { .. } => iota(a(0)?)?,
-        Op::SegIota { .. } => seg_iota(a(0)?, false)?,
-        Op::SegIds { .. } => seg_iota(a(0)?, true)?,
+        Op::SegIota { .. } | Op::SegIds { .. } => {
+            let layout = seg_iota(a(0)?, matches!(op, Op::SegIds { .. }))?;
+            within_bound(&layout, &args[1..])?;
+            layout
+        }
         Op::Concat(_) => concat(args)?,
         Op::Interleave { parts, .. } => interleave(&args[..parts.len().min(args.len())], a(parts.len())?)?,
         Op::RandomF32 { .. } => random_f32(a(0)?, a(1)?)?,

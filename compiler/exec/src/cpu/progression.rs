@@ -98,8 +98,8 @@ pub fn run_op(op: &Op, args: &[FlatValue]) -> Option<KResult<Option<FlatValue>>>
         (Op::Gather { .. }, [src @ FlatValue::Vector(_), P(index)]) => {
             Some(kernels::gather_strided(src, index.start, index.step, index.len))
         }
-        (Op::SegIds { .. }, [P(lengths)]) => seg_iota(lengths, true),
-        (Op::SegIota { .. }, [P(lengths)]) => seg_iota(lengths, false),
+        (Op::SegIds { .. }, [P(lengths), ..]) => seg_iota(lengths, true),
+        (Op::SegIota { .. }, [P(lengths), ..]) => seg_iota(lengths, false),
         (Op::SegReduce { op, .. }, [src @ FlatValue::Vector(_), P(offsets), P(lengths)]) => {
             let width = lengths.constant()?;
             if offsets.len != lengths.len {
@@ -214,9 +214,9 @@ mod tests {
             (Op::Gather { src: 0, index: 1 }, vec![p(10, 5, 6), p(5, -2, 3)]),
             (Op::Gather { src: 0, index: 1 }, vec![p(10, 0, 6), i32s(&[0, 5, 2])]),
             (Op::Gather { src: 0, index: 1 }, vec![i32s(&[9, 8, 7, 6, 5]), p(4, -2, 3)]),
-            (Op::SegIds { lengths: 0 }, vec![p(3, 0, 4)]),
-            (Op::SegIota { lengths: 0 }, vec![p(3, 0, 4)]),
-            (Op::SegIds { lengths: 0 }, vec![p(0, 0, 4)]),
+            (Op::SegIds { lengths: 0, within: vec![] }, vec![p(3, 0, 4)]),
+            (Op::SegIota { lengths: 0, within: vec![] }, vec![p(3, 0, 4)]),
+            (Op::SegIds { lengths: 0, within: vec![] }, vec![p(0, 0, 4)]),
         ];
         for (op, args) in cases {
             let fast = run_op(&op, &args).unwrap_or_else(|| panic!("{op:?} is not handled")).expect("runs");

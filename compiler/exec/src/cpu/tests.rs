@@ -292,8 +292,8 @@ fn moving_data() {
 fn building_vectors() {
     let mut b = B::default();
     let lens = b.param(vi32());
-    let ids = b.op(vi32(), Op::SegIds { lengths: lens });
-    let iota = b.op(vi32(), Op::SegIota { lengths: lens });
+    let ids = b.op(vi32(), Op::SegIds { lengths: lens, within: vec![] });
+    let iota = b.op(vi32(), Op::SegIota { lengths: lens, within: vec![] });
     let three = b.int(3);
     let five = b.int(5);
     let rep = b.op(vi32(), Op::Replicate { value: five, len: three });
@@ -317,7 +317,7 @@ fn building_vectors() {
 
     let mut b = B::default();
     let lens = b.param(vi32());
-    let ids = b.op(vi32(), Op::SegIds { lengths: lens });
+    let ids = b.op(vi32(), Op::SegIds { lengths: lens, within: vec![] });
     let err = run1(b.finish("f", vec![ids]), vec![i32s(&[1, -1])]).expect_err("a failure");
     assert_eq!(err.code, Code::InternalError);
 }

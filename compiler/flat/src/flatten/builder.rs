@@ -136,7 +136,13 @@ impl Builder {
         self.emit(&name, Op::Replicate { value, len })
     }
 
+    /// The sum of `i32` sizes. Sizes of one value (a `replicate`, such as a list display's
+    /// lengths under a nested context) sum to a product: scalar code, where a reduction would
+    /// be a pass over them, and on a GPU a value to read back before a branch can use it.
     pub fn sum(&mut self, src: VarId) -> VarId {
+        if let Some((value, count)) = self.replicated(src) {
+            return self.mul(value, count);
+        }
         self.emit("total", Op::Reduce { op: ir::ReduceOp::Add, src })
     }
 

@@ -218,8 +218,8 @@ impl Flattener<'_> {
         // The first position whose elements differ, per segment, where one does.
         let unequal = self.not(equal);
         let differs = self.b.emit("differs", Op::SegReduce { op: ReduceOp::Or, src: unequal, segs });
-        let within = self.b.emit("within", Op::SegIota { lengths: segs.lengths });
-        let ids = self.b.emit("segment", Op::SegIds { lengths: segs.lengths });
+        let within = self.b.emit("within", Op::SegIota { lengths: segs.lengths, within: vec![] });
+        let ids = self.b.emit("segment", Op::SegIds { lengths: segs.lengths, within: vec![] });
         let none = self.b.i32(i64::from(i32::MAX));
         let candidate = self.b.select(equal, none, within);
         let first = self.b.emit("first", Op::SegReduce { op: ReduceOp::Min, src: candidate, segs });

@@ -581,6 +581,7 @@ impl<'c> Flattener<'c> {
                     lengths,
                     elems: seq.elems.clone(),
                     compact: false,
+                    disjoint: false,
                 }))
             }
         })
@@ -786,7 +787,13 @@ impl Flattener<'_> {
                 let segs = Segs { offsets: seq.offsets, lengths: seq.lengths };
                 let (elems, _) = self.segment_elems(seq, segs, false);
                 let offsets = self.b.offsets_of(seq.lengths);
-                Rep::Seq(Box::new(SeqRep { offsets, lengths: seq.lengths, elems, compact: true }))
+                Rep::Seq(Box::new(SeqRep {
+                    offsets,
+                    lengths: seq.lengths,
+                    elems,
+                    compact: true,
+                    disjoint: true,
+                }))
             }
         }
     }

@@ -34,7 +34,7 @@ mod seqs;
 mod tree;
 
 use rowan::TextRange;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::ir::{self, Block, Check, Op, PrintItem, StmtKind, VarId};
 use weft_core::types::{Scalar, Type};
@@ -142,20 +142,42 @@ pub fn flatten_interruptibly(
     options: Options,
     interrupt: &dyn Fn(),
 ) -> Result<ir::Program, Diagnostic> {
-    let mut flattener = Flattener::new(program, options);
-    flattener.interrupt = interrupt;
     let main = &program.main;
-    if !main.params.is_empty() || main.ret != Type::Tuple(vec![]) {
-        // A session's statement: main takes earlier cells' values and returns its bindings.
-        let function = flattener.entry_function(main, "main".to_string())?;
-        return flattener.program(function);
+    flatten_soundly(program, options, interrupt, |flattener| {
+        if !main.params.is_empty() || main.ret != Type::Tuple(vec![]) {
+            // A session's statement: main takes earlier cells' values and returns its bindings.
+            return flattener.entry_function(main, "main".to_string());
+        }
+        flattener.frames.push(Frame::new(main, 0));
+        flattener.b.span = main.span(main.body);
+        flattener.expr(main.body, ROOT)?;
+        let body = Block { stmts: flattener.b.take_stmts(), results: vec![] };
+        flattener.finish("main".to_string(), vec![], body)
+    })
+}
+
+/// Flattens with `entry`, which gives the entry function, until every recursive function's
+/// disjoint arguments and results hold: a function whose calls or returns broke them is
+/// flattened again without (`Flattener::overlapping`), as are its callers. Each attempt drops
+/// at least one function's assumption, so there are at most as many attempts as recursive
+/// functions, and nearly always one.
+fn flatten_soundly<'c>(
+    program: &'c core::Program,
+    options: Options,
+    interrupt: &'c dyn Fn(),
+    entry: impl Fn(&mut Flattener<'c>) -> FlattenResult<ir::Function>,
+) -> Result<ir::Program, Diagnostic> {
+    let mut overlapping = FxHashSet::default();
+    loop {
+        let mut flattener = Flattener::new(program, options);
+        flattener.interrupt = interrupt;
+        flattener.overlapping = overlapping.clone();
+        let function = entry(&mut flattener)?;
+        if flattener.found_overlapping.is_subset(&overlapping) {
+            return flattener.program(function);
+        }
+        overlapping.extend(flattener.found_overlapping.iter().copied());
     }
-    flattener.frames.push(Frame::new(main, 0));
-    flattener.b.span = main.span(main.body);
-    flattener.expr(main.body, ROOT)?;
-    let body = Block { stmts: flattener.b.take_stmts(), results: vec![] };
-    let function = flattener.finish("main".to_string(), vec![], body)?;
-    flattener.program(function)
 }
 
 /// Flattens one function as a host entry point: its parameters and results follow
@@ -166,10 +188,10 @@ pub fn flatten_entry(
     func: core::FuncId,
     options: Options,
 ) -> Result<ir::Program, Diagnostic> {
-    let mut flattener = Flattener::new(program, options);
     let function = program.function(func);
-    let function = flattener.entry_function(function, function.name.clone())?;
-    flattener.program(function)
+    flatten_soundly(program, options, &|| {}, |flattener| {
+        flattener.entry_function(function, function.name.clone())
+    })
 }
 
 impl<'c> Flattener<'c> {
@@ -203,6 +225,21 @@ impl<'c> Flattener<'c> {
     }
 }
 
+/// `picked`, values gathered from `from` at distinct indexes, with `from`'s sequences'
+/// `disjoint`: distinct elements' segments do not overlap where `from`'s do not.
+fn keep_disjoint(picked: Rep, from: &Rep) -> Rep {
+    match (picked, from) {
+        (Rep::Tuple(items), Rep::Tuple(froms)) => {
+            Rep::Tuple(items.into_iter().zip(froms).map(|(p, f)| keep_disjoint(p, f)).collect())
+        }
+        (Rep::Seq(mut seq), Rep::Seq(from)) => {
+            seq.disjoint = from.disjoint;
+            Rep::Seq(seq)
+        }
+        (picked, _) => picked,
+    }
+}
+
 /// Runs the IR checker after flattening in debug builds and tests (Futhark's habit).
 fn debug_check(program: &ir::Program, pass: &str) -> Result<(), Diagnostic> {
     if cfg!(debug_assertions) {
@@ -226,11 +263,14 @@ struct Ctx {
     /// For each element, the index of the parent element it belongs to; `None` when the
     /// parent is the root (every element belongs to the one root element).
     parent_index: Option<VarId>,
+    /// Each parent element has at most one element here (a split arm's): a value lifted
+    /// into this context repeats nothing, so its segments stay disjoint.
+    one_to_one: bool,
 }
 
 impl Ctx {
     fn root() -> Ctx {
-        Ctx { parent: ROOT, size: None, parent_index: None }
+        Ctx { parent: ROOT, size: None, parent_index: None, one_to_one: true }
     }
 }
 
@@ -253,6 +293,10 @@ pub(crate) struct SeqRep {
     /// The segments are `elems` exactly, one after another: the offsets are the exclusive
     /// sum of the lengths and the lengths add up to the size of `elems`.
     pub compact: bool,
+    /// The segments do not overlap (`compact` implies it), so the lengths add up to at most
+    /// the size of `elems`: a bound on a layout's size that a GPU allocates by. It holds of
+    /// the descriptor as it is: a uniform one made one per element repeats its segment.
+    pub disjoint: bool,
 }
 
 impl Rep {
@@ -315,6 +359,11 @@ struct Flattener<'c> {
     lifted_depth: usize,
     /// Called before each expression; it may unwind to abandon the work.
     interrupt: &'c dyn Fn(),
+    /// Recursive functions whose sequence arguments or results may have overlapping segments,
+    /// as an earlier attempt found. The others' are taken to be disjoint (`SeqRep::disjoint`),
+    /// and every call and return checks it: a function found wrong goes in `overlapping`.
+    overlapping: FxHashSet<core::FuncId>,
+    found_overlapping: FxHashSet<core::FuncId>,
 }
 
 type FlattenResult<T> = Result<T, Diagnostic>;
@@ -335,6 +384,8 @@ impl<'c> Flattener<'c> {
             options,
             lifted_depth: 0,
             interrupt: &|| {},
+            overlapping: FxHashSet::default(),
+            found_overlapping: FxHashSet::default(),
         }
     }
 
@@ -388,8 +439,27 @@ impl<'c> Flattener<'c> {
     }
 
     fn new_ctx(&mut self, parent: CtxId, size: VarId, parent_index: Option<VarId>) -> CtxId {
-        self.ctxs.push(Ctx { parent, size: Some(size), parent_index });
+        self.ctxs.push(Ctx { parent, size: Some(size), parent_index, one_to_one: false });
         self.ctxs.len() - 1
+    }
+
+    /// A context of some of the elements of `parent`, those at `index` (a pack of an `iota`).
+    fn subset_ctx(&mut self, parent: CtxId, size: VarId, index: VarId) -> CtxId {
+        let ctx = self.new_ctx(parent, size, Some(index));
+        self.ctxs[ctx].one_to_one = true;
+        ctx
+    }
+
+    /// Whether every element of `from`, an ancestor of `to`, has at most one there.
+    fn one_to_one(&self, from: CtxId, to: CtxId) -> bool {
+        let mut at = to;
+        while at != from && at != ROOT {
+            if !self.ctxs[at].one_to_one {
+                return false;
+            }
+            at = self.ctxs[at].parent;
+        }
+        true
     }
 
     /// For each element of `to`, the index of the element of its ancestor `from` it belongs to.
@@ -414,7 +484,10 @@ impl<'c> Flattener<'c> {
     /// `rep`, a value of context `from`, as a value of its descendant `to`.
     fn lift(&mut self, rep: &Rep, from: CtxId, to: CtxId) -> Rep {
         match self.path(from, to) {
-            Some(index) => self.gather_top(rep, index),
+            Some(index) => {
+                let picked = self.gather_top(rep, index);
+                if self.one_to_one(from, to) { keep_disjoint(picked, rep) } else { picked }
+            }
             None => rep.clone(),
         }
     }
@@ -431,7 +504,13 @@ impl<'c> Flattener<'c> {
                     |me: &mut Self, v: VarId| if me.b.is_vector(v) { me.b.gather(v, index) } else { v };
                 let offsets = pick(self, seq.offsets);
                 let lengths = pick(self, seq.lengths);
-                Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: seq.elems.clone(), compact: false }))
+                Rep::Seq(Box::new(SeqRep {
+                    offsets,
+                    lengths,
+                    elems: seq.elems.clone(),
+                    compact: false,
+                    disjoint: false,
+                }))
             }
         }
     }
@@ -458,6 +537,7 @@ impl<'c> Flattener<'c> {
                     lengths: self.force(seq.lengths, ctx),
                     elems: seq.elems.clone(),
                     compact: seq.compact && !forced,
+                    disjoint: seq.disjoint && !forced,
                 }))
             }
         }
@@ -843,7 +923,7 @@ impl<'c> Flattener<'c> {
         for (flags, arm) in [(cond, then), (not_cond, otherwise)] {
             let index = self.b.emit("taken", Op::Pack { src: iota, flags, counts: None });
             let arm_size = self.b.length(index);
-            let arm_ctx = self.new_ctx(ctx, arm_size, Some(index));
+            let arm_ctx = self.subset_ctx(ctx, arm_size, index);
             let rep = match arm {
                 Arm::Expr(e) => self.expr(e, arm_ctx)?,
                 Arm::Value(rep) => self.lift(&rep, ctx, arm_ctx),

@@ -60,7 +60,13 @@ impl<'c> Flattener<'c> {
                     (0..values.len()).map(|i| seq(self, i)).collect::<FlattenResult<_>>()?;
                 let check = (!func.equal_lengths.contains(&id)).then_some("zip");
                 let (_, elems, offsets, lengths) = self.enter(&seqs, ctx, check)?;
-                Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: Rep::Tuple(elems), compact: true }))
+                Rep::Seq(Box::new(SeqRep {
+                    offsets,
+                    lengths,
+                    elems: Rep::Tuple(elems),
+                    compact: true,
+                    disjoint: true,
+                }))
             }
             Prim::Unzip => {
                 let xs = seq(self, 0)?;
@@ -79,8 +85,8 @@ impl<'c> Flattener<'c> {
             Prim::Reverse => {
                 let xs = seq(self, 0)?;
                 let (segs, single) = self.segs(&xs, ctx, true);
-                let ids = self.b.emit("segment", Op::SegIds { lengths: segs.lengths });
-                let within = self.b.emit("within", Op::SegIota { lengths: segs.lengths });
+                let ids = self.b.emit("segment", Op::SegIds { lengths: segs.lengths, within: vec![] });
+                let within = self.b.emit("within", Op::SegIota { lengths: segs.lengths, within: vec![] });
                 let starts = self.b.gather(segs.offsets, ids);
                 let lens = self.b.gather(segs.lengths, ids);
                 let one = self.b.i32(1);
@@ -289,15 +295,16 @@ impl<'c> Flattener<'c> {
                 lengths: count,
                 elems: Rep::Leaf(elems),
                 compact: true,
+                disjoint: true,
             }));
         }
         let count = self.force(count, ctx);
-        let within = self.b.emit("within", Op::SegIota { lengths: count });
+        let within = self.b.emit("within", Op::SegIota { lengths: count, within: vec![] });
         let elems = if simple {
             within
         } else {
             // A uniform start or step (a literal step, say) stays a scalar.
-            let ids = self.b.emit("segment", Op::SegIds { lengths: count });
+            let ids = self.b.emit("segment", Op::SegIds { lengths: count, within: vec![] });
             let per_item = |me: &mut Self, v: VarId| if me.b.is_vector(v) { me.b.gather(v, ids) } else { v };
             let start = per_item(self, start);
             let step = per_item(self, step);
@@ -305,7 +312,13 @@ impl<'c> Flattener<'c> {
             self.b.add(scaled, start)
         };
         let offsets = self.b.offsets_of(count);
-        Rep::Seq(Box::new(SeqRep { offsets, lengths: count, elems: Rep::Leaf(elems), compact: true }))
+        Rep::Seq(Box::new(SeqRep {
+            offsets,
+            lengths: count,
+            elems: Rep::Leaf(elems),
+            compact: true,
+            disjoint: true,
+        }))
     }
 
     /// A range's start, step (checked not to be zero) and number of items, in `ctx`.
@@ -403,6 +416,7 @@ impl<'c> Flattener<'c> {
                 lengths: count,
                 elems: kept,
                 compact: true,
+                disjoint: true,
             })));
         }
         // The running count of kept elements serves the packs (each kept element's place) and
@@ -415,7 +429,13 @@ impl<'c> Flattener<'c> {
         let before = self.kept_before(counted, offsets);
         let through = self.kept_before(counted, ends);
         let counts = self.b.sub(through, before);
-        Ok(Rep::Seq(Box::new(SeqRep { offsets: before, lengths: counts, elems: kept, compact: true })))
+        Ok(Rep::Seq(Box::new(SeqRep {
+            offsets: before,
+            lengths: counts,
+            elems: kept,
+            compact: true,
+            disjoint: true,
+        })))
     }
 
     /// How many elements the running count `counted` (inclusive) has kept before each of the
@@ -439,6 +459,7 @@ impl<'c> Flattener<'c> {
                 lengths: self.b.emit("kept", Op::Pack { src: seq.lengths, flags, counts }),
                 elems: seq.elems.clone(),
                 compact: false,
+                disjoint: seq.disjoint,
             })),
         }
     }
@@ -447,10 +468,16 @@ impl<'c> Flattener<'c> {
     fn compact_result(&mut self, elems: Rep, xs: &SeqRep, segs: Segs, single: bool) -> Rep {
         if single {
             let zero = self.b.i32(0);
-            return Rep::Seq(Box::new(SeqRep { offsets: zero, lengths: xs.lengths, elems, compact: true }));
+            return Rep::Seq(Box::new(SeqRep {
+                offsets: zero,
+                lengths: xs.lengths,
+                elems,
+                compact: true,
+                disjoint: true,
+            }));
         }
         let offsets = self.b.offsets_of(segs.lengths);
-        Rep::Seq(Box::new(SeqRep { offsets, lengths: segs.lengths, elems, compact: true }))
+        Rep::Seq(Box::new(SeqRep { offsets, lengths: segs.lengths, elems, compact: true, disjoint: true }))
     }
 
     /// A built-in reduction of one leaf of a sequence's elements, per segment.
@@ -529,7 +556,7 @@ impl<'c> Flattener<'c> {
                     let elem = self.b.ty(src).elem;
                     let identity = self.identity(op, elem);
                     let scanned = self.b.emit("scanned", Op::SegScan { op, src, init: Some(identity), segs });
-                    let ids = self.b.emit("segment", Op::SegIds { lengths: segs.lengths });
+                    let ids = self.b.emit("segment", Op::SegIds { lengths: segs.lengths, within: vec![] });
                     let starts = self.b.gather(init, ids);
                     self.combine(op, starts, scanned)
                 }
@@ -577,13 +604,16 @@ impl<'c> Flattener<'c> {
         let (xsegs, single) = self.segs(xs, ctx, keep);
         let (ysegs, _) = self.segs(ys, ctx, keep);
         let lengths = self.b.add(xsegs.lengths, ysegs.lengths);
+        let (x_within, y_within) = (self.within(xs, &xsegs, single), self.within(ys, &ysegs, single));
+        let within =
+            if x_within.is_empty() || y_within.is_empty() { vec![] } else { [x_within, y_within].concat() };
         // Per segment of the result: where it starts, where its `ys` part starts (`split`),
         // and how far each part's elements lie from their places in the result. Each element
         // then needs its segment's three values and its own position alone, and is read from
         // its operand where it lies: the operands' elements are never copied into one
         // collection first. The segment ids come first: the GPU executor keeps the layout they
         // build, whose starts then serve as the exclusive sum of the lengths with no launch.
-        let ids = self.b.emit("segment", Op::SegIds { lengths });
+        let ids = self.b.emit("segment", Op::SegIds { lengths, within });
         let starts = if single {
             let (zero, one) = (self.b.i32(0), self.b.i32(1));
             self.b.replicate(zero, one)
@@ -604,9 +634,15 @@ impl<'c> Flattener<'c> {
         if single {
             let zero = self.b.i32(0);
             let total = self.unseg(lengths, true);
-            return Ok(Rep::Seq(Box::new(SeqRep { offsets: zero, lengths: total, elems, compact: true })));
+            return Ok(Rep::Seq(Box::new(SeqRep {
+                offsets: zero,
+                lengths: total,
+                elems,
+                compact: true,
+                disjoint: true,
+            })));
         }
-        Ok(Rep::Seq(Box::new(SeqRep { offsets: starts, lengths, elems, compact: true })))
+        Ok(Rep::Seq(Box::new(SeqRep { offsets: starts, lengths, elems, compact: true, disjoint: true })))
     }
 
     fn flatten_seq(&mut self, xss: &SeqRep, ctx: CtxId) -> FlattenResult<Rep> {
@@ -632,10 +668,17 @@ impl<'c> Flattener<'c> {
                 lengths: total,
                 elems: data,
                 compact: true,
+                disjoint: true,
             })));
         }
         let offsets = self.b.offsets_of(totals);
-        Ok(Rep::Seq(Box::new(SeqRep { offsets, lengths: totals, elems: data, compact: true })))
+        Ok(Rep::Seq(Box::new(SeqRep {
+            offsets,
+            lengths: totals,
+            elems: data,
+            compact: true,
+            disjoint: true,
+        })))
     }
 
     /// `scatter(src, idx, dst)`: a compact copy of `dst`, then each value of `src` written at
@@ -653,14 +696,19 @@ impl<'c> Flattener<'c> {
         let (dsegs, single) = self.segs(dst, ctx, keep);
         let (copy, _) = self.segment_elems(dst, dsegs, single);
         let out_offsets = self.b.offsets_of(dsegs.lengths);
-        let copied =
-            SeqRep { offsets: out_offsets, lengths: dsegs.lengths, elems: copy.clone(), compact: true };
+        let copied = SeqRep {
+            offsets: out_offsets,
+            lengths: dsegs.lengths,
+            elems: copy.clone(),
+            compact: true,
+            disjoint: true,
+        };
         let (child, elems, _, _) = self.enter(&[idx.clone(), src.clone()], ctx, None)?;
         // In the child context each index is checked against its own segment of `dst`.
         let target = if single {
             let zero = self.b.i32(0);
             let len = self.unseg(dsegs.lengths, true);
-            SeqRep { offsets: zero, lengths: len, elems: copy.clone(), compact: true }
+            SeqRep { offsets: zero, lengths: len, elems: copy.clone(), compact: true, disjoint: true }
         } else {
             self.lift(&Rep::Seq(Box::new(copied.clone())), ctx, child)
                 .seq()
@@ -753,6 +801,7 @@ impl<'c> Flattener<'c> {
             lengths: inner_lengths,
             elems: xs.elems.clone(),
             compact: xs.compact,
+            disjoint: xs.compact,
         };
         Ok(self.compact_result(Rep::Seq(Box::new(inner)), lens, lsegs, single))
     }
@@ -793,7 +842,13 @@ pub(super) fn rebuild_top(template: &Rep, leaves: &mut impl Iterator<Item = VarI
         Rep::Seq(seq) => {
             let offsets = leaves.next().unwrap_or(seq.offsets);
             let lengths = leaves.next().unwrap_or(seq.lengths);
-            Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: seq.elems.clone(), compact: false }))
+            Rep::Seq(Box::new(SeqRep {
+                offsets,
+                lengths,
+                elems: seq.elems.clone(),
+                compact: false,
+                disjoint: false,
+            }))
         }
     }
 }
@@ -812,7 +867,13 @@ pub(super) fn mark_compact(rep: Rep) -> Rep {
     match rep {
         Rep::Seq(seq) => {
             let SeqRep { offsets, lengths, elems, .. } = *seq;
-            Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: mark_compact(elems), compact: true }))
+            Rep::Seq(Box::new(SeqRep {
+                offsets,
+                lengths,
+                elems: mark_compact(elems),
+                compact: true,
+                disjoint: true,
+            }))
         }
         Rep::Tuple(items) => Rep::Tuple(items.into_iter().map(mark_compact).collect()),
         leaf => leaf,

@@ -17,7 +17,9 @@ use crate::ir::{self, Block, FuncId, IrType, StmtKind, VarId};
 use weft_core as core;
 use weft_core::types::{Scalar, Type};
 
-use super::{Ctx, CtxId, FlattenResult, Flattener, Frame, Memo, ROOT, Rep, is_scalar_data, prims, seqs};
+use super::{
+    Ctx, CtxId, FlattenResult, Flattener, Frame, Memo, ROOT, Rep, is_scalar_data, keep_disjoint, prims, seqs,
+};
 
 impl<'c> Flattener<'c> {
     /// Calls the lifted version of recursive `callee` for every element of `ctx`, with
@@ -33,7 +35,11 @@ impl<'c> Flattener<'c> {
         let mut collections = Vec::new();
         for ((rep, from), &param) in args.into_iter().zip(&function.params) {
             let rep = self.lift(&rep, from, ctx);
-            collections.push(self.collection(&rep, &function.vars[param as usize].ty, ctx));
+            let collection = self.collection(&rep, &function.vars[param as usize].ty, ctx);
+            if !disjoint_coll(&collection, &self.b) {
+                self.found_overlapping.insert(callee);
+            }
+            collections.push(collection);
         }
         let size = self.size(ctx);
         let piece = self.options.piece_size;
@@ -70,7 +76,7 @@ impl<'c> Flattener<'c> {
         } else {
             call(self)?
         };
-        let rep = seqs::from_layout(&function.ret, &mut results.into_iter());
+        let rep = self.assumed_disjoint(callee, seqs::from_layout(&function.ret, &mut results.into_iter()));
         Ok(if self.lifted(ctx) {
             rep
         } else {
@@ -84,8 +90,9 @@ impl<'c> Flattener<'c> {
         let collection = if self.lifted(ctx) {
             self.force_rep(rep, ctx)
         } else {
+            // One copy: each sequence's one segment.
             let one = self.b.i32(1);
-            self.repeat(rep, one)
+            keep_disjoint(self.repeat(rep, one), &mark_disjoint(rep.clone()))
         };
         let mut out = Vec::new();
         seqs::push_vars(&collection, &mut out);
@@ -166,13 +173,18 @@ impl<'c> Flattener<'c> {
             let vars: Vec<VarId> =
                 ir::layout(&var.ty, true).into_iter().map(|t| self.b.var(&var.name, t)).collect();
             params.extend(&vars);
-            frame.vars[p as usize] = Some((seqs::from_layout(&var.ty, &mut vars.into_iter()), all));
+            let rep = self.assumed_disjoint(callee, seqs::from_layout(&var.ty, &mut vars.into_iter()));
+            frame.vars[p as usize] = Some((rep, all));
         }
         params.push(size);
         self.frames.push(frame);
         self.b.span = function.span(function.body);
         self.lifted_depth += 1;
         let body = self.expr(function.body, all).map(|rep| {
+            let rep = self.force_rep(&rep, all);
+            if !disjoint_coll(&rep, &self.b) {
+                self.found_overlapping.insert(callee);
+            }
             let results = self.canonical(&rep, &function.ret, all);
             Block { stmts: self.b.take_stmts(), results }
         });
@@ -181,6 +193,12 @@ impl<'c> Flattener<'c> {
         self.leave_function(outer);
         self.functions[id as usize] = Some(lifted?);
         Ok(id)
+    }
+
+    /// The arguments or results of lifted `callee`, as disjoint as its calls and returns are
+    /// taken to be (`Flattener::overlapping`).
+    fn assumed_disjoint(&self, callee: core::FuncId, rep: Rep) -> Rep {
+        if self.overlapping.contains(&callee) { rep } else { mark_disjoint(rep) }
     }
 
     /// Starts flattening another IR function: a fresh builder, contexts, frames and memo.
@@ -198,6 +216,34 @@ impl<'c> Flattener<'c> {
         self.ctxs = outer.ctxs;
         self.frames = outer.frames;
         self.memo = outer.memo;
+    }
+}
+
+/// Whether a collection's sequences, at every level, have segments of their own that do not
+/// overlap.
+fn disjoint_coll(rep: &Rep, b: &super::builder::Builder) -> bool {
+    match rep {
+        Rep::Leaf(_) => true,
+        Rep::Tuple(items) => items.iter().all(|r| disjoint_coll(r, b)),
+        Rep::Seq(seq) => {
+            seq.disjoint
+                && b.is_vector(seq.offsets)
+                && b.is_vector(seq.lengths)
+                && disjoint_coll(&seq.elems, b)
+        }
+    }
+}
+
+/// `rep` with every sequence, at every level, marked disjoint.
+fn mark_disjoint(rep: Rep) -> Rep {
+    match rep {
+        Rep::Seq(mut seq) => {
+            seq.disjoint = true;
+            seq.elems = mark_disjoint(seq.elems);
+            Rep::Seq(seq)
+        }
+        Rep::Tuple(items) => Rep::Tuple(items.into_iter().map(mark_disjoint).collect()),
+        leaf => leaf,
     }
 }
 

@@ -18,7 +18,7 @@ pub(super) fn from_layout(ty: &Type, vars: &mut impl Iterator<Item = VarId>) -> 
             let offsets = vars.next().unwrap_or_default();
             let lengths = vars.next().unwrap_or_default();
             let elems = from_layout(elem, vars);
-            Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false }))
+            Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint: false }))
         }
         Type::Var(_) | Type::Func(..) => Rep::Tuple(vec![]),
     }
@@ -35,6 +35,23 @@ pub(super) fn push_vars(rep: &Rep, out: &mut Vec<VarId>) {
             push_vars(&seq.elems, out);
         }
     }
+}
+
+/// Whether the sequences point into one collection of elements, which `shifted_offsets` then
+/// keeps: their segments may overlap each other's.
+fn one_collection(seqs: &[SeqRep]) -> bool {
+    let vars = |seq: &SeqRep| {
+        let mut out = Vec::new();
+        push_vars(&seq.elems, &mut out);
+        out
+    };
+    seqs.split_first().is_some_and(|(first, rest)| rest.iter().all(|seq| vars(seq) == vars(first)))
+}
+
+/// Whether the segments of `seqs`, their offsets shifted into one collection, do not overlap.
+/// With `per_element`, the descriptors must be vectors: a scalar one is repeated.
+fn disjoint_together(seqs: &[SeqRep], per_element: impl Fn(&SeqRep) -> bool) -> bool {
+    !one_collection(seqs) && seqs.iter().all(|s| s.disjoint && per_element(s))
 }
 
 fn first_leaf(rep: &Rep) -> Option<VarId> {
@@ -65,6 +82,7 @@ impl Flattener<'_> {
                 lengths: self.b.gather(seq.lengths, index),
                 elems: seq.elems.clone(),
                 compact: false,
+                disjoint: false,
             })),
         }
     }
@@ -97,6 +115,7 @@ impl Flattener<'_> {
                     lengths: self.b.gather_either(x.lengths, y.lengths, from_first, index),
                     elems: x.elems,
                     compact: false,
+                    disjoint: false,
                 }))
             }
             _ => return Err(self.bug("a gather from collections of different shapes")),
@@ -130,11 +149,12 @@ impl Flattener<'_> {
             }
             Rep::Seq(_) => {
                 let seqs: Vec<SeqRep> = parts.iter().filter_map(|p| p.clone().seq()).collect();
+                let disjoint = disjoint_together(&seqs, |_| true);
                 let (offsets, elems) = self.shifted_offsets(&seqs)?;
                 let lengths: Vec<VarId> = seqs.iter().map(|s| s.lengths).collect();
                 let offsets = self.b.emit("offsets", Op::Concat(offsets));
                 let lengths = self.b.emit("lengths", Op::Concat(lengths));
-                Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false }))
+                Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint }))
             }
         })
     }
@@ -145,15 +165,8 @@ impl Flattener<'_> {
         // Sequences that already point into one collection (a slice of a sequence, a value
         // picked from a collection) keep it: copying it again would grow it at every round of
         // a loop.
-        let vars = |seq: &SeqRep| {
-            let mut out = Vec::new();
-            push_vars(&seq.elems, &mut out);
-            out
-        };
-        if let Some((first, rest)) = seqs.split_first()
-            && rest.iter().all(|seq| vars(seq) == vars(first))
-        {
-            return Ok((seqs.iter().map(|seq| seq.offsets).collect(), first.elems.clone()));
+        if one_collection(seqs) {
+            return Ok((seqs.iter().map(|seq| seq.offsets).collect(), seqs[0].elems.clone()));
         }
         let mut offsets = Vec::new();
         let mut base: Option<VarId> = None;
@@ -189,7 +202,7 @@ impl Flattener<'_> {
             (Rep::Seq(x), Rep::Seq(y)) => {
                 let (offsets, elems) = self.shifted_offsets(&[(**x).clone(), (**y).clone()])?;
                 let shared = |offsets: VarId, lengths: VarId, elems: Rep| {
-                    Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false }))
+                    Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint: false }))
                 };
                 (shared(offsets[0], x.lengths, elems.clone()), shared(offsets[1], y.lengths, elems))
             }
@@ -206,17 +219,24 @@ impl Flattener<'_> {
             let elems = self.empty_coll(elem_ty);
             let (offsets, lengths) =
                 if self.lifted(ctx) { (self.force(zero, ctx), self.force(zero, ctx)) } else { (zero, zero) };
-            return Ok(Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: !self.lifted(ctx) })));
+            let compact = !self.lifted(ctx);
+            return Ok(Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact, disjoint: compact })));
         }
         if !self.lifted(ctx) || items.iter().all(|r| self.uniform(r)) {
             let elems = self.concat_coll(&items)?;
-            return Ok(Rep::Seq(Box::new(SeqRep { offsets: zero, lengths: n, elems, compact: true })));
+            return Ok(Rep::Seq(Box::new(SeqRep {
+                offsets: zero,
+                lengths: n,
+                elems,
+                compact: true,
+                disjoint: true,
+            })));
         }
         let size = self.size(ctx);
         let elems = self.interleave(&items, size)?;
         let lengths = self.force(n, ctx);
         let offsets = self.b.offsets_of(lengths);
-        Ok(Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: true })))
+        Ok(Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: true, disjoint: true })))
     }
 
     /// Item `i` of every element, laid out element by element: `[a0, b0, a1, b1, ...]`.
@@ -247,11 +267,13 @@ impl Flattener<'_> {
             }
             Rep::Seq(_) => {
                 let seqs: Vec<SeqRep> = items.iter().filter_map(|r| r.clone().seq()).collect();
+                let vectors = |s: &SeqRep| self.b.is_vector(s.offsets) && self.b.is_vector(s.lengths);
+                let disjoint = disjoint_together(&seqs, vectors);
                 let (offsets, elems) = self.shifted_offsets(&seqs)?;
                 let lengths: Vec<VarId> = seqs.iter().map(|s| s.lengths).collect();
                 let offsets = self.b.emit("offsets", Op::Interleave { parts: offsets, len: size });
                 let lengths = self.b.emit("lengths", Op::Interleave { parts: lengths, len: size });
-                Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false }))
+                Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint }))
             }
         })
     }
@@ -269,7 +291,7 @@ impl Flattener<'_> {
                 let offsets = self.b.replicate(zero, zero);
                 let lengths = self.b.replicate(zero, zero);
                 let elems = self.empty_coll(elem);
-                Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: true }))
+                Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: true, disjoint: true }))
             }
             Type::Var(_) | Type::Func(..) => Rep::Tuple(vec![]),
         }
@@ -279,7 +301,14 @@ impl Flattener<'_> {
     /// E0400 with `what` naming the operation in the message (`""` for `xs[i]`).
     pub(super) fn index(&mut self, seq: &SeqRep, index: VarId, ctx: CtxId, what: &str) -> FlattenResult<Rep> {
         let position = self.checked_position(seq, index, ctx, what);
-        Ok(self.gather_coll(&seq.elems, position))
+        Ok(self.pick_own(seq, position, ctx))
+    }
+
+    /// The elements of `seq.elems` at `position`, one within each element's own segment:
+    /// distinct elements where the segments are disjoint, so their sequences keep `disjoint`.
+    fn pick_own(&mut self, seq: &SeqRep, position: VarId, ctx: CtxId) -> Rep {
+        let picked = self.gather_coll(&seq.elems, position);
+        if self.own_segments(seq, ctx) { super::keep_disjoint(picked, &seq.elems) } else { picked }
     }
 
     /// `seq[index]` where shape analysis proved `0 <= index < len(seq)`: no check, and no
@@ -290,7 +319,7 @@ impl Flattener<'_> {
         self.guard(&mut operands, ctx);
         let [index, offsets] = operands;
         let position = self.b.add(offsets, index);
-        self.gather_coll(&seq.elems, position)
+        self.pick_own(seq, position, ctx)
     }
 
     /// Where `seq[index]` is in `seq.elems`, after checking it is in range.
@@ -378,13 +407,14 @@ impl Flattener<'_> {
                 lengths: count,
                 elems: seq.elems.clone(),
                 compact: false,
+                disjoint: false,
             })));
         }
         // Element j of each result is elems[offset + start + j * step].
         let (positions, lengths, new_offsets) = if self.lifted(ctx) || self.b.is_vector(count) {
             let count = self.force(count, ctx);
-            let ids = self.b.emit("segment", Op::SegIds { lengths: count });
-            let within = self.b.emit("within", Op::SegIota { lengths: count });
+            let ids = self.b.emit("segment", Op::SegIds { lengths: count, within: vec![] });
+            let within = self.b.emit("within", Op::SegIota { lengths: count, within: vec![] });
             let base = self.force(offsets, ctx);
             let step = self.force(step, ctx);
             let base = self.b.gather(base, ids);
@@ -398,7 +428,7 @@ impl Flattener<'_> {
             (self.b.add(offsets, stride), count, zero)
         };
         let elems = self.gather_coll(&seq.elems, positions);
-        Ok(Rep::Seq(Box::new(SeqRep { offsets: new_offsets, lengths, elems, compact: true })))
+        Ok(Rep::Seq(Box::new(SeqRep { offsets: new_offsets, lengths, elems, compact: true, disjoint: true })))
     }
 
     /// Merges the results of a split conditional: `then` holds the values of the elements at
@@ -423,13 +453,15 @@ impl Flattener<'_> {
                     .map(|(t, (x, y))| self.merge(t, x, y, then_index, else_index, size))
                     .collect(),
             ),
-            (Type::Seq(_), Rep::Seq(_), Rep::Seq(_)) => match self.share_elems(then, otherwise) {
+            (Type::Seq(_), Rep::Seq(x), Rep::Seq(y)) => match self.share_elems(then, otherwise) {
                 Ok((Rep::Seq(a), Rep::Seq(b))) => {
+                    // Each element takes its segment from one arm, whose elements are forced.
+                    let disjoint = disjoint_together(&[(**x).clone(), (**y).clone()], |_| true);
                     let offsets =
                         self.scatter_both(Scalar::I32, a.offsets, b.offsets, then_index, else_index, size);
                     let lengths =
                         self.scatter_both(Scalar::I32, a.lengths, b.lengths, then_index, else_index, size);
-                    Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: a.elems, compact: false }))
+                    Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: a.elems, compact: false, disjoint }))
                 }
                 _ => {
                     self.b.record_bug("a merge of sequences of empty tuples".to_string());
@@ -458,6 +490,25 @@ impl Flattener<'_> {
         let merged = |dst, index, src| Op::Scatter { dst, index, src, distinct: true };
         let with_then = self.b.emit("merged", merged(blank, then_index, a));
         self.b.emit("merged", merged(with_then, else_index, b))
+    }
+
+    /// The collections that bound the size of the layout of `segs`, `seq`'s descriptor as
+    /// `segs` gives it (`Op::SegIds`'s `within`): `seq`'s elements, where `segs` is its one
+    /// segment (`single`) or its own segments and they do not overlap; none where `segs`
+    /// repeats a segment per element.
+    pub(super) fn within(&self, seq: &SeqRep, segs: &Segs, single: bool) -> Vec<VarId> {
+        let own = segs.offsets == seq.offsets && segs.lengths == seq.lengths;
+        match first_leaf(&seq.elems) {
+            Some(size) if single || (own && seq.disjoint) => vec![size],
+            _ => vec![],
+        }
+    }
+
+    /// Whether `seq`, a value of `ctx`, has segments of its own that do not overlap: in a
+    /// lifted context, its descriptor is not one uniform segment that every element repeats.
+    pub(super) fn own_segments(&self, seq: &SeqRep, ctx: CtxId) -> bool {
+        seq.disjoint
+            && (!self.lifted(ctx) || (self.b.is_vector(seq.offsets) && self.b.is_vector(seq.lengths)))
     }
 
     /// The descriptor of a sequence value as vectors, for segmented ops: one segment in the
@@ -491,12 +542,24 @@ impl Flattener<'_> {
     /// sequence's one segment; otherwise a uniform sequence forced per element repeats its
     /// elements in every segment, even when it is compact.
     pub(super) fn segment_elems(&mut self, seq: &SeqRep, segs: Segs, single: bool) -> (Rep, VarId) {
-        let ids = self.b.emit("segment", Op::SegIds { lengths: segs.lengths });
+        let within = self.within(seq, &segs, single);
+        self.segment_elems_within(seq, segs, single, within)
+    }
+
+    /// `segment_elems`, with `within` for the layout of `segs`.
+    fn segment_elems_within(
+        &mut self,
+        seq: &SeqRep,
+        segs: Segs,
+        single: bool,
+        within: Vec<VarId>,
+    ) -> (Rep, VarId) {
+        let ids = self.b.emit("segment", Op::SegIds { lengths: segs.lengths, within: within.clone() });
         if seq.compact && (single || self.b.is_vector(seq.offsets)) {
             return (seq.elems.clone(), ids);
         }
         let starts = self.b.gather(segs.offsets, ids);
-        let within = self.b.emit("within", Op::SegIota { lengths: segs.lengths });
+        let within = self.b.emit("within", Op::SegIota { lengths: segs.lengths, within });
         let positions = self.b.add(starts, within);
         (self.gather_coll(&seq.elems, positions), ids)
     }
@@ -535,12 +598,14 @@ impl Flattener<'_> {
         }
         let (first_segs, _) = self.segs(&first, ctx, false);
         let total = self.b.sum(first_segs.lengths);
+        // Every sequence's layout is the first's, bounded by the first's elements.
+        let within = self.within(&first, &first_segs, false);
         let mut elems = Vec::new();
         let mut ids = None;
         for seq in seqs {
             let (segs, _) = self.segs(seq, ctx, false);
             let segs = Segs { offsets: segs.offsets, lengths: first_segs.lengths };
-            let (e, seg_ids) = self.segment_elems(seq, segs, false);
+            let (e, seg_ids) = self.segment_elems_within(seq, segs, false, within.clone());
             ids.get_or_insert(seg_ids);
             elems.push(e);
         }
@@ -553,6 +618,6 @@ impl Flattener<'_> {
     /// A sequence of the values of `body` (a value of context `child`), one per element.
     pub(super) fn exit(&mut self, body: &Rep, child: CtxId, offsets: VarId, lengths: VarId) -> Rep {
         let elems = self.force_rep(body, child);
-        Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: true }))
+        Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: true, disjoint: true }))
     }
 }

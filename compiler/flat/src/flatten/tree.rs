@@ -55,8 +55,8 @@ impl<'c> Flattener<'c> {
         let one = self.b.i32(1);
         let lengths = self.b.add(seq.segs.lengths, one);
         let segments = self.b.length(seq.segs.lengths);
-        let ids = self.b.emit("segment", Op::SegIds { lengths });
-        let within = self.b.emit("within", Op::SegIota { lengths });
+        let ids = self.b.emit("segment", Op::SegIds { lengths, within: vec![] });
+        let within = self.b.emit("within", Op::SegIota { lengths, within: vec![] });
         let zero = self.b.i32(0);
         let is_first = self.b.binary(BinaryOp::Eq, within, zero);
         let old_start = self.b.gather(seq.segs.offsets, ids);
@@ -80,6 +80,7 @@ impl<'c> Flattener<'c> {
                 lengths: self.b.replicate(seq.lengths, n),
                 elems: seq.elems.clone(),
                 compact: false,
+                disjoint: false,
             })),
         }
     }
@@ -143,8 +144,8 @@ impl<'c> Flattener<'c> {
             let odd = me.b.sub(lengths, paired);
             let next_lengths = me.b.add(halves, odd);
             // Pair k of a segment combines its elements 2k and 2k + 1.
-            let pair_segment = me.b.emit("segment", Op::SegIds { lengths: halves });
-            let pair_within = me.b.emit("within", Op::SegIota { lengths: halves });
+            let pair_segment = me.b.emit("segment", Op::SegIds { lengths: halves, within: vec![] });
+            let pair_within = me.b.emit("within", Op::SegIota { lengths: halves, within: vec![] });
             let pair_count = me.b.length(pair_segment);
             let start = me.b.gather(offsets, pair_segment);
             let twice = me.b.mul(pair_within, two);
@@ -153,8 +154,8 @@ impl<'c> Flattener<'c> {
             let pairs = me.pairs_ctx(pair_count, pair_segment, single, ctx);
             let combined = me.combine_at(combiner, &values, left, right, pairs)?;
             // The next values: each segment's pairs, then its odd last element if any.
-            let ids = me.b.emit("segment", Op::SegIds { lengths: next_lengths });
-            let within = me.b.emit("within", Op::SegIota { lengths: next_lengths });
+            let ids = me.b.emit("segment", Op::SegIds { lengths: next_lengths, within: vec![] });
+            let within = me.b.emit("within", Op::SegIota { lengths: next_lengths, within: vec![] });
             let pair_offsets = me.b.offsets_of(halves);
             let pairs_here = me.b.gather(halves, ids);
             let from_pair = me.b.binary(BinaryOp::Lt, within, pairs_here);
@@ -187,8 +188,8 @@ impl<'c> Flattener<'c> {
         ctx: CtxId,
     ) -> FlattenResult<Rep> {
         let lengths = seq.segs.lengths;
-        let ids = self.b.emit("segment", Op::SegIds { lengths });
-        let within = self.b.emit("within", Op::SegIota { lengths });
+        let ids = self.b.emit("segment", Op::SegIds { lengths, within: vec![] });
+        let within = self.b.emit("within", Op::SegIota { lengths, within: vec![] });
         let size = self.b.length(ids);
         let positions = self.b.emit("iota", Op::Iota { len: size });
         let longest = self.b.emit("longest", Op::Reduce { op: ReduceOp::Max, src: lengths });
@@ -224,7 +225,7 @@ impl<'c> Flattener<'c> {
         } else {
             (self.b.offsets_of(lengths), lengths)
         };
-        Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: values, compact: true }))
+        Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: values, compact: true, disjoint: true }))
     }
 
     /// `reduce(f, xs, init)` for an operator that is not built in: the tree reduction of
@@ -267,8 +268,8 @@ impl<'c> Flattener<'c> {
         let with_init = self.prepend(init, trimmed, ctx)?;
         let scanned = self.tree_scan(&combiner, elem, &with_init, ctx)?;
         // An empty `xs` gives `[]`, not `[init]`.
-        let ids = self.b.emit("segment", Op::SegIds { lengths });
-        let within = self.b.emit("within", Op::SegIota { lengths });
+        let ids = self.b.emit("segment", Op::SegIds { lengths, within: vec![] });
+        let within = self.b.emit("within", Op::SegIota { lengths, within: vec![] });
         let start = self.b.gather(with_init.segs.offsets, ids);
         let positions = self.b.add(start, within);
         let values = self.gather_coll(&scanned, positions);
@@ -286,7 +287,7 @@ impl<'c> Flattener<'c> {
         ctx: CtxId,
     ) -> FlattenResult<Rep> {
         let seq = self.segmented(xs, ctx);
-        let positions = self.b.emit("within", Op::SegIota { lengths: seq.segs.lengths });
+        let positions = self.b.emit("within", Op::SegIota { lengths: seq.segs.lengths, within: vec![] });
         let seq = Segmented { values: Rep::Tuple(vec![seq.values, Rep::Leaf(positions)]), ..seq };
         let pair_ty = Type::Tuple(vec![elem.clone(), Type::Scalar(weft_core::types::Scalar::I32)]);
         let picked = self.tree_reduce(&Combiner::Pick { max, ty: elem.clone() }, &pair_ty, seq, ctx)?;
@@ -304,8 +305,8 @@ impl<'c> Flattener<'c> {
     pub(super) fn merge_sort(&mut self, elem: &Type, xs: &SeqRep, ctx: CtxId) -> FlattenResult<Rep> {
         let seq = self.segmented(xs, ctx);
         let lengths = seq.segs.lengths;
-        let ids = self.b.emit("segment", Op::SegIds { lengths });
-        let within = self.b.emit("within", Op::SegIota { lengths });
+        let ids = self.b.emit("segment", Op::SegIds { lengths, within: vec![] });
+        let within = self.b.emit("within", Op::SegIota { lengths, within: vec![] });
         let size = self.b.length(ids);
         let positions = self.b.emit("iota", Op::Iota { len: size });
         let segment_start = self.b.gather(seq.segs.offsets, ids);

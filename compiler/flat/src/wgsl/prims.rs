@@ -130,7 +130,7 @@ var<workgroup> partial: array<{t}, 256>;
 /// head is (`first_head`, `BLOCK` if none); unsegmented, none of that is generated.
 pub fn scan_blocks(op: ReduceOp, elem: Scalar, segmented: bool) -> Kernel {
     let input = if segmented { ScanInput::Flagged } else { ScanInput::Plain };
-    scan_blocks_of(op, elem, input, None, None).expect("a scan of a buffer always generates")
+    scan_blocks_of(op, elem, input, None, None, false).expect("a scan of a buffer always generates")
 }
 
 /// The segmented `scan_blocks` of the elements of a compact layout's segments where they lie:
@@ -138,7 +138,8 @@ pub fn scan_blocks(op: ReduceOp, elem: Scalar, segmented: bool) -> Kernel {
 /// `i == starts[s]`. It reads what `segment_gather` would have written, in the same pass: a
 /// segmented reduction takes one launch and one pass over its elements fewer.
 pub fn seg_scan_blocks_gathered(op: ReduceOp, elem: Scalar) -> Kernel {
-    scan_blocks_of(op, elem, ScanInput::Gathered, None, None).expect("a scan of a buffer always generates")
+    scan_blocks_of(op, elem, ScanInput::Gathered, None, None, false)
+        .expect("a scan of a buffer always generates")
 }
 
 /// `seg_scan_blocks_gathered` whose elements a fused producer computes at the gathered
@@ -148,7 +149,7 @@ pub fn seg_scan_blocks_gathered_produced(
     elem: Scalar,
     produced: &super::fused::Produced<'_>,
 ) -> Result<Kernel, super::scalar::NotScalar> {
-    scan_blocks_of(op, elem, ScanInput::Gathered, Some(produced), None)
+    scan_blocks_of(op, elem, ScanInput::Gathered, Some(produced), None, false)
 }
 
 /// Where a scan's blocks' pass finds its elements and its segments' heads.
@@ -169,7 +170,16 @@ enum ScanInput {
 /// Floats are combined in another order than the shift pass did (`carry ⊕ (init ⊕ prefix)`),
 /// which may round differently, as any parallel scan may against the sequential one.
 pub fn scan_blocks_exclusive(op: ReduceOp, elem: Scalar, init: Operand) -> Kernel {
-    scan_blocks_of(op, elem, ScanInput::Plain, None, Some(init)).expect("a scan of a buffer always generates")
+    scan_blocks_of(op, elem, ScanInput::Plain, None, Some(init), false)
+        .expect("a scan of a buffer always generates")
+}
+
+/// The starts of a compact layout, `i32` lengths in one block (at most `BLOCK`), and its
+/// total as the count record `total` (`count_record`), clamped to `p[2]`, the bound its
+/// elements are allocated by: `last_end`'s work, in the scan's launch.
+pub fn layout_starts(init: Operand) -> Kernel {
+    scan_blocks_of(ReduceOp::Add, Scalar::I32, ScanInput::Plain, None, Some(init), true)
+        .expect("a scan of a buffer always generates")
 }
 
 /// `scan_blocks` whose input elements a fused producer computes (`fused::Produced`) instead
@@ -181,7 +191,7 @@ pub fn scan_blocks_produced(
     produced: &super::fused::Produced<'_>,
 ) -> Result<Kernel, super::scalar::NotScalar> {
     let input = if segmented { ScanInput::Flagged } else { ScanInput::Plain };
-    scan_blocks_of(op, elem, input, Some(produced), None)
+    scan_blocks_of(op, elem, input, Some(produced), None, false)
 }
 
 fn scan_blocks_of(
@@ -190,6 +200,7 @@ fn scan_blocks_of(
     input: ScanInput,
     produced: Option<&super::fused::Produced<'_>>,
     exclusive: Option<Operand>,
+    total_record: bool,
 ) -> Result<Kernel, super::scalar::NotScalar> {
     let t = storage_type(elem);
     let (combine, id) = combine(op, elem);
@@ -208,19 +219,22 @@ fn scan_blocks_of(
     }
     w.bind("dst", t, Access::ReadWrite);
     w.bind("sums", t, Access::ReadWrite);
+    if total_record {
+        w.bind("total", "i32", Access::ReadWrite);
+    }
     if segmented {
         w.bind("sum_flags", "u32", Access::ReadWrite);
         w.bind("first_head", "u32", Access::ReadWrite);
     }
     // An exclusive scan writes `init ⊕` the prefix before each element, the inclusive one the
     // prefix through it.
-    let (before, write) = match exclusive {
+    let (before, write, init_value) = match exclusive {
         Some(init) => {
             let init = w.operand(0, init);
             let init = if elem == Scalar::Bool { format!("select(0u, 1u, {init})") } else { init };
-            (format!("    let prefix = combine({init}, carry);\n    var excl = prefix;\n"), "excl")
+            (format!("    let prefix = combine({init}, carry);\n    var excl = prefix;\n"), "excl", init)
         }
-        None => (String::new(), "v"),
+        None => (String::new(), "v", id.to_string()),
     };
     let after = if exclusive.is_some() { "            excl = combine(prefix, vals[k]);\n" } else { "" };
     let header = block_header();
@@ -264,9 +278,18 @@ fn scan_blocks_of(
     };
     let open =
         if segmented { "if (seen[k] == 0u) { v = combine(carry, v); }" } else { "v = combine(carry, v);" };
-    let tail = seg("    if (lid == 255u && live) { sum_flags[block] = tf[255]; }
+    let mut tail = seg("    if (lid == 255u && live) { sum_flags[block] = tf[255]; }
     if (lid == 0u && live) { first_head[block] = atomicLoad(&first); }
 ");
+    if total_record {
+        let end = format!("min(combine({init_value}, tv[255]), i32(min(p[2], 2147483647u)))");
+        let record = count_record("total", &end);
+        tail.push_str(&format!(
+            "    if (lid == 255u) {{
+{record}    }}
+"
+        ));
+    }
     let main = format!(
         "var<workgroup> tv: array<{t}, 256>;
 {shared}{combine}
@@ -304,7 +327,7 @@ fn scan_blocks_of(
         (ScanInput::Plain, Some(_)) => "exscan_blocks",
         (ScanInput::Plain, None) => "scan_blocks",
     };
-    let name = format!("{kind}_{}", suffix(op, elem));
+    let name = format!("{kind}{}_{}", if total_record { "_total" } else { "" }, suffix(op, elem));
     match produced {
         None => Ok(w.finish(name, &main)),
         Some(produced) => {
@@ -346,13 +369,16 @@ const BLOCK: u32 = {BLOCK}u;
 
 /// Where the last of the first `p[4]` segments ends (0 if there are none), in one thread, as
 /// the count record `dst` (`count_record`): the total of a compact layout whose number of
-/// segments is on the device.
+/// segments is on the device, or whose total only the device knows. It is clamped to `p[5]`,
+/// the bound its elements are allocated by, so that a launch over it never passes them.
 pub fn last_end() -> Kernel {
     let record = count_record("dst", "end");
+    let bound = FIRST_SCALAR + 1;
     let body = format!(
         "    var end = 0i;
     let m = p[{FIRST_SCALAR}];
     if (m > 0u) {{ end = starts[m - 1u] + lengths[m - 1u]; }}
+    end = min(end, i32(min(p[{bound}], 2147483647u)));
 {record}"
     );
     let arrays = [
