@@ -632,6 +632,10 @@ impl GpuMachine<'_, '_> {
         let mut bindings = vec![lengths.binding(), starts.binding(), sums.binding(), record.binding()];
         let zero = DeviceValue::Host(ScalarValue::I32(0));
         let init = self.operand(0, &zero, false, &mut params, &mut bindings, span)?;
+        if lengths.len == 0 {
+            // No launch: a record of no elements (buffers are reused, so it is written).
+            self.gpu.clear(&record.buffer, record.bytes());
+        }
         self.launch_blocks(
             &prims::layout_starts(init),
             lengths.len,

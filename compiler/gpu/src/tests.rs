@@ -319,10 +319,24 @@ fn data_movement_matches_the_cpu() {
         check(
             &gpu,
             &Op::SegIota { lengths: 0, within: vec![] },
-            &[lengths],
+            std::slice::from_ref(&lengths),
             Some(Scalar::I32),
             &format!("segment positions of {n}"),
         );
+        // Within collections of known sizes: allocated by them, the total on the device (one
+        // launch for the starts and the total up to a block of lengths, two past it).
+        let total: usize = match &lengths {
+            FlatValue::Vector(b) => (0..b.len()).filter_map(|i| b.get(i)?.as_int()).sum::<i64>() as usize,
+            _ => 0,
+        };
+        let within =
+            [lengths.clone(), values(total / 2, Scalar::I32), values(total - total / 2 + 9, Scalar::I32)];
+        for (op, what) in [
+            (Op::SegIds { lengths: 0, within: vec![1, 2] }, "ids"),
+            (Op::SegIota { lengths: 0, within: vec![1, 2] }, "positions"),
+        ] {
+            check(&gpu, &op, &within, Some(Scalar::I32), &format!("segment {what} of {n} within a bound"));
+        }
     }
 }
 

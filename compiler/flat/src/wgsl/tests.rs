@@ -73,6 +73,7 @@ fn every_primitive_validates_for_every_type() {
     for kernel in [
         prims::segment_search(),
         prims::last_end(),
+        prims::layout_starts(Operand::Param(Scalar::I32, 0)),
         prims::iota(),
         prims::copy(),
         prims::loop_counter(),

@@ -16,10 +16,15 @@ fn flat(source: &str) -> ir::Program {
 }
 
 fn op_names(program: &ir::Program) -> Vec<String> {
-    fn walk(block: &ir::Block, out: &mut Vec<String>) {
+    program.functions.iter().flat_map(ops).map(|op| op.name()).collect()
+}
+
+/// A function's ops, nested blocks and kernels included, in order.
+fn ops(function: &ir::Function) -> Vec<Op> {
+    fn walk(block: &ir::Block, out: &mut Vec<Op>) {
         for stmt in &block.stmts {
             match &stmt.kind {
-                StmtKind::Op { op, .. } => out.push(op.name()),
+                StmtKind::Op { op, .. } => out.push(op.clone()),
                 StmtKind::Kernel(kernel) => {
                     walk(&ir::Block { stmts: kernel.body.clone(), results: vec![] }, out)
                 }
@@ -36,10 +41,52 @@ fn op_names(program: &ir::Program) -> Vec<String> {
         }
     }
     let mut out = Vec::new();
-    for f in &program.functions {
-        walk(&f.body, &mut out);
-    }
+    walk(&function.body, &mut out);
     out
+}
+
+/// For each segment layout (`seg_ids`) of the function named `name`, how many collections it
+/// names as lying in (`within`).
+fn layouts_within(program: &ir::Program, name: &str) -> Vec<usize> {
+    let function = program.functions.iter().find(|f| f.name == name).expect("the function");
+    ops(function)
+        .iter()
+        .filter_map(|op| match op {
+            Op::SegIds { within, .. } => Some(within.len()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_recursion_names_the_collections_its_layouts_lie_in() {
+    // Quicksort's segments never overlap: its arguments are filters' results laid side by
+    // side, its results a concatenation's and the base case's own. Each of its three layouts a
+    // level (the filters' context, the two concatenations) is bounded by the sizes of the
+    // collections its segments lie in, which a GPU allocates by instead of reading a total.
+    let program = flat(
+        &std::fs::read_to_string(
+            crate::common::differential::workspace_root().join("samples/quicksort.weft"),
+        )
+        .expect("the sample"),
+    );
+    assert_eq!(layouts_within(&program, "quicksort[f32]^"), vec![1, 2, 2]);
+}
+
+#[test]
+fn a_recursion_whose_arguments_overlap_bounds_no_layout_by_them() {
+    // Both halves are one slice of `xs`, bound once: the recursive call's arguments share their
+    // elements, so `f`'s segments may overlap. Flattening first takes them to be disjoint,
+    // finds the call that breaks it, and flattens again without: no layout in `f^` names a
+    // bound, and the CPU executor, which checks every bound it is given, runs it as the
+    // interpreter does. (Two slices written apart would be copied side by side by the list.)
+    let source = "def f(xs):\n    if len(xs) < 2:\n        return xs\n    a = xs[0:len(xs) // 2]\n    parts = [f(p) for p in [a, a]]\n    return concat(parts[0], parts[1])\nprint(f([1, 2, 3, 4, 5, 6, 7]))\n";
+    let within = layouts_within(&flat(source), "f[i32]^");
+    assert!(!within.is_empty() && within.iter().all(|&n| n == 0), "{within:?}");
+    let (expected, _) = crate::common::differential::run_source(source, weft_session::Backend::Interp);
+    let (actual, _) = crate::common::differential::run_source(source, weft_session::Backend::Cpu);
+    assert_eq!(actual, expected);
+    assert_eq!(expected, "[1, 1, 1, 1]\n");
 }
 
 /// How many host loops, element loops and calls a program holds, nested blocks included.

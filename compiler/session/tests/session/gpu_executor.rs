@@ -230,8 +230,12 @@ fn a_recursion_level_reads_back_a_bounded_number_of_times() {
             let below = levels.get(depth + 1).copied().unwrap_or_default();
             let read_backs = (levels[depth].read_backs + below.read_backs) as f64 / calls as f64;
             let launches = (levels[depth].launches + below.launches) as f64 / calls as f64;
+            // Quicksort reads back whether any element recurses, and one layout's total
+            // after the recursive call; its other layouts are allocated by the collections
+            // they lie in. Quickhull's segmented reductions still read their totals.
+            let most = if name == "quicksort" { 2.0 } else { 4.0 };
             assert!(
-                read_backs <= 5.0,
+                read_backs <= most,
                 "{name}: {read_backs} read-backs per call at depth {depth}: {levels:?}"
             );
             assert!(launches <= 40.0, "{name}: {launches} launches per call at depth {depth}: {levels:?}");
