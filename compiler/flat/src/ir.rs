@@ -557,10 +557,11 @@ pub enum Op {
     },
     /// For each element of the compact layout of `lengths`, the number of its segment.
     ///
-    /// `within`, where not empty, names the collections the segments lie in without
-    /// overlapping: the lengths add up to at most the sum of their lengths, so an executor may
-    /// allocate the layout by that bound and keep its exact size where it computed it (the
-    /// GPU's device counts). The CPU executor checks the bound.
+    /// `within`, where not empty, holds the sizes (`i32` scalars) of the collections the
+    /// segments lie in without overlapping: the lengths add up to at most their sum, so an
+    /// executor may allocate the layout by that bound and keep its exact size where it computed
+    /// it (the GPU's device counts). Sizes, not the collections, so that the layout waits for
+    /// no kernel that computes their elements. The CPU executor checks the bound.
     SegIds {
         lengths: VarId,
         within: Vec<VarId>,
@@ -1345,8 +1346,8 @@ pub(crate) fn op_result(op: &Op, operands: &[IrType]) -> Result<Option<IrType>, 
         SegIota { .. } | SegIds { .. } => {
             vector(operands[0], "lengths")?;
             int_like(operands[0], "lengths")?;
-            for &collection in &operands[1..] {
-                vector(collection, "a collection the segments lie in")?;
+            for &size in &operands[1..] {
+                scalar_of(size, i32s, "the size of a collection the segments lie in")?;
             }
             Some(IrType::vector(i32s))
         }

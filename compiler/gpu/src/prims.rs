@@ -60,9 +60,9 @@ impl GpuMachine<'_, '_> {
                 // a recursion's results nest in its callers'. Lengths still counted on the
                 // device are settled instead, with every other count in one read-back: the
                 // sizes built on them (a level's contexts) are then on the host.
-                let exact = |c: &DeviceValue| match c {
-                    DeviceValue::Device(v) => v.unsettled().is_none().then(|| v.known_len()),
-                    DeviceValue::Host(_) => Some(1),
+                let exact = |size: &DeviceValue| match size {
+                    DeviceValue::Host(s) => s.as_int().and_then(|n| usize::try_from(n).ok()),
+                    DeviceValue::Device(_) => None,
                 };
                 let settled = lengths.unsettled().is_none() && !within.is_empty();
                 let bound = if settled { args[1..].iter().map(exact).sum() } else { None };
@@ -103,6 +103,10 @@ impl GpuMachine<'_, '_> {
                 let mut out = self.alloc(src.elem, flags.len, span)?;
                 if flags.len > 0 {
                     let record = self.count_record(span)?;
+                    if flags.unsettled().is_some() {
+                        // A device count of 0 runs no thread: the record must read 0 then.
+                        self.gpu.clear(&record.buffer, record.bytes());
+                    }
                     let bindings =
                         [src.binding(), flags.binding(), counts.binding(), out.binding(), record.binding()];
                     let params = self.grid_width_param();

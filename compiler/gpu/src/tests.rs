@@ -325,12 +325,12 @@ fn data_movement_matches_the_cpu() {
         );
         // Within collections of known sizes: allocated by them, the total on the device (one
         // launch for the starts and the total up to a block of lengths, two past it).
-        let total: usize = match &lengths {
-            FlatValue::Vector(b) => (0..b.len()).filter_map(|i| b.get(i)?.as_int()).sum::<i64>() as usize,
+        let total = match &lengths {
+            FlatValue::Vector(b) => (0..b.len()).filter_map(|i| b.get(i)?.as_int()).sum::<i64>() as i32,
             _ => 0,
         };
-        let within =
-            [lengths.clone(), values(total / 2, Scalar::I32), values(total - total / 2 + 9, Scalar::I32)];
+        let size = |n: i32| FlatValue::Scalar(ScalarValue::I32(n));
+        let within = [lengths.clone(), size(total / 2), size(total - total / 2 + 9)];
         for (op, what) in [
             (Op::SegIds { lengths: 0, within: vec![1, 2] }, "ids"),
             (Op::SegIota { lengths: 0, within: vec![1, 2] }, "positions"),

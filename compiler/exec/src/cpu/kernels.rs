@@ -578,13 +578,14 @@ pub fn seg_iota(lengths: &FlatValue, ids: bool) -> KResult<FlatValue> {
     Ok(FlatValue::i32s(v))
 }
 
-/// The flattener's promise on a layout's `within` collections (`Op::SegIds`), which the GPU
+/// The flattener's promise on a layout's `within` sizes (`Op::SegIds`), which the GPU
 /// executor allocates by: its elements are no more than theirs together.
-fn within_bound(layout: &FlatValue, within: &[FlatValue]) -> KResult<()> {
+pub(crate) fn within_bound(layout: &FlatValue, within: &[FlatValue]) -> KResult<()> {
     if within.is_empty() {
         return Ok(());
     }
-    let bound: usize = within.iter().map(|c| c.vector_len().unwrap_or(1)).sum();
+    let size = |s: &FlatValue| s.as_scalar().and_then(|s| s.as_int()).unwrap_or(0).max(0) as usize;
+    let bound: usize = within.iter().map(size).sum();
     let total = layout.vector_len().unwrap_or(0);
     if total > bound {
         return internal(format!(

@@ -98,8 +98,15 @@ pub fn run_op(op: &Op, args: &[FlatValue]) -> Option<KResult<Option<FlatValue>>>
         (Op::Gather { .. }, [src @ FlatValue::Vector(_), P(index)]) => {
             Some(kernels::gather_strided(src, index.start, index.step, index.len))
         }
-        (Op::SegIds { .. }, [P(lengths), ..]) => seg_iota(lengths, true),
-        (Op::SegIota { .. }, [P(lengths), ..]) => seg_iota(lengths, false),
+        (Op::SegIds { .. } | Op::SegIota { .. }, [P(lengths), within @ ..]) => {
+            let layout = seg_iota(lengths, matches!(op, Op::SegIds { .. }))?;
+            Some(layout.and_then(|layout| {
+                if let Some(layout) = &layout {
+                    kernels::within_bound(layout, within)?;
+                }
+                Ok(layout)
+            }))
+        }
         (Op::SegReduce { op, .. }, [src @ FlatValue::Vector(_), P(offsets), P(lengths)]) => {
             let width = lengths.constant()?;
             if offsets.len != lengths.len {

@@ -158,9 +158,9 @@ pub fn flatten_interruptibly(
 
 /// Flattens with `entry`, which gives the entry function, until every recursive function's
 /// disjoint arguments and results hold: a function whose calls or returns broke them is
-/// flattened again without (`Flattener::overlapping`), as are its callers. Each attempt drops
-/// at least one function's assumption, so there are at most as many attempts as recursive
-/// functions, and nearly always one.
+/// flattened again without (`Flattener::overlapping`), as are its callers. Each attempt but
+/// the last drops at least one function's assumption, so there are at most one more attempts
+/// than recursive functions, and nearly always one.
 fn flatten_soundly<'c>(
     program: &'c core::Program,
     options: Options,

@@ -796,12 +796,15 @@ impl<'c> Flattener<'c> {
         );
         let bases = self.b.gather(xsegs.offsets, ids);
         let inner_offsets = self.b.add(bases, local);
+        // The pieces lie in `xs`'s segments: apart only where those are `xs`'s own, not one
+        // uniform segment that every element repeats.
+        let own = single || (self.b.is_vector(xs.offsets) && self.b.is_vector(xs.lengths));
         let inner = SeqRep {
             offsets: inner_offsets,
             lengths: inner_lengths,
             elems: xs.elems.clone(),
-            compact: xs.compact,
-            disjoint: xs.compact,
+            compact: xs.compact && own,
+            disjoint: xs.disjoint && own,
         };
         Ok(self.compact_result(Rep::Seq(Box::new(inner)), lens, lsegs, single))
     }

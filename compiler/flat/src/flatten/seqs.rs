@@ -492,14 +492,14 @@ impl Flattener<'_> {
         self.b.emit("merged", merged(with_then, else_index, b))
     }
 
-    /// The collections that bound the size of the layout of `segs`, `seq`'s descriptor as
-    /// `segs` gives it (`Op::SegIds`'s `within`): `seq`'s elements, where `segs` is its one
-    /// segment (`single`) or its own segments and they do not overlap; none where `segs`
-    /// repeats a segment per element.
-    pub(super) fn within(&self, seq: &SeqRep, segs: &Segs, single: bool) -> Vec<VarId> {
+    /// The sizes that bound the layout of `segs`, `seq`'s descriptor as `segs` gives it
+    /// (`Op::SegIds`'s `within`): the size of `seq`'s elements, where `segs` is its one segment
+    /// (`single`) or its own segments and they do not overlap; none where `segs` repeats a
+    /// segment per element.
+    pub(super) fn within(&mut self, seq: &SeqRep, segs: &Segs, single: bool) -> Vec<VarId> {
         let own = segs.offsets == seq.offsets && segs.lengths == seq.lengths;
         match first_leaf(&seq.elems) {
-            Some(size) if single || (own && seq.disjoint) => vec![size],
+            Some(leaf) if single || (own && seq.disjoint) => vec![self.b.length(leaf)],
             _ => vec![],
         }
     }

@@ -285,7 +285,7 @@ fn scan_blocks_of(
         let end = format!("min(combine({init_value}, tv[255]), i32(min(p[2], 2147483647u)))");
         let record = count_record("total", &end);
         tail.push_str(&format!(
-            "    if (lid == 255u) {{
+            "    if (lid == 255u && block == 0u) {{
 {record}    }}
 "
         ));

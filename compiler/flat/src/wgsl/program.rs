@@ -169,10 +169,12 @@ fn scan_kernels(op: ReduceOp, elem: Scalar, segmented: bool) -> Vec<Kernel> {
 }
 
 /// What the compact layout of a segment descriptor takes: the starts (and the total, when
-/// the number of segments is itself on the device), then the ids and positions.
+/// the number of segments or the total stays on the device: with the starts in one launch
+/// for lengths in one block), then the ids and positions.
 fn compact_kernels() -> Vec<Kernel> {
-    let mut kernels = exclusive_scan_kernels(ReduceOp::Add, Scalar::I32, Operand::Param(Scalar::I32, 0));
-    kernels.extend([prims::last_end(), prims::segment_search()]);
+    let init = Operand::Param(Scalar::I32, 0);
+    let mut kernels = exclusive_scan_kernels(ReduceOp::Add, Scalar::I32, init);
+    kernels.extend([prims::layout_starts(init), prims::last_end(), prims::segment_search()]);
     kernels
 }
 

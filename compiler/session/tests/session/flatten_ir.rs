@@ -259,3 +259,15 @@ fn filters_of_one_sequence_enter_it_once() {
     assert_eq!(count("scan.add"), 2, "{names:?}");
     assert_eq!(count("seg_reduce.add"), 0, "{names:?}");
 }
+
+#[test]
+fn pieces_of_one_uniform_sequence_keep_no_bound_per_element() {
+    // Each element partitions the same `data`: the pieces of all elements lie in one range of
+    // it, so they overlap, and their layout must not be bounded by `data`'s size (the CPU
+    // executor checks every bound it is given).
+    let source = "data = [1, 2, 3, 4, 5, 6]\nns = [1, 2, 4]\nprint([[y * 10 for y in partition(data, [n, len(data) - n])[1]] for n in ns])\n";
+    let (expected, _) = crate::common::differential::run_source(source, weft_session::Backend::Interp);
+    let (actual, _) = crate::common::differential::run_source(source, weft_session::Backend::Cpu);
+    assert_eq!(actual, expected);
+    assert_eq!(expected, "[[20, 30, 40, 50, 60], [30, 40, 50, 60], [50, 60]]\n");
+}
