@@ -97,9 +97,8 @@ impl GpuMachine<'_, '_> {
                     None => self.scan_inclusive(ReduceOp::Add, &as_i32(&flags), None, span)?,
                 };
                 // The kept count stays on the device: the result is allocated by its bound,
-                // the input's length.
-                // Flags counted on the device run over their bound: the last counted thread
-                // writes the record.
+                // the input's length. Flags counted on the device run over their bound, and
+                // the last counted thread writes the record.
                 let mut out = self.alloc(src.elem, flags.len, span)?;
                 if flags.len > 0 {
                     let record = self.count_record(span)?;
@@ -569,11 +568,10 @@ impl GpuMachine<'_, '_> {
         Ok((starts, total))
     }
 
-    /// The segment ids and positions of the compact layout of `lengths`, whose total is at
-    /// most `bound` (`Op::SegIds`'s `within`): allocated by the bound, with the total left on
-    /// the device as their count, and no read-back. The starts are an exclusive scan, the total
-    /// their last end (`last_end`, clamped to the bound), and the binary search runs over the
-    /// total, with the number of segments read on the device where that is a device count too.
+    /// The segment ids and positions of the compact layout of settled `lengths`, whose total
+    /// is at most `bound` (`Op::SegIds`'s `within`): allocated by the bound, with the total left
+    /// on the device as their count, and no read-back. The starts and the total come from
+    /// `starts_and_total` (clamped to the bound), and the binary search runs over the total.
     fn bounded_segment_ids(
         &mut self,
         lengths: DeviceVec,
@@ -581,35 +579,18 @@ impl GpuMachine<'_, '_> {
         span: TextRange,
     ) -> RunResult<(DeviceVec, DeviceVec)> {
         if let Some(known) = self.layouts.iter().find(|l| l.describes(&lengths)) {
-            if let Some(ids) = &known.ids {
-                return Ok(ids.clone());
-            }
-            if known.total_count.is_none() {
-                let (starts, total) = (known.starts.clone(), known.total);
-                return self.segment_ids(&lengths, &starts, total, span);
-            }
+            let (starts, total, count) = (known.starts.clone(), known.total, known.total_count.clone());
+            return self.search_segments(&lengths, &starts, total, count, span);
         }
         let (starts, total) = self.starts_and_total(&lengths, bound, span)?;
-        let (mut ids, mut positions) =
-            (self.alloc(Scalar::I32, bound, span)?, self.alloc(Scalar::I32, bound, span)?);
-        let mut params = vec![0; wgsl::FIRST_SCALAR + 1];
-        params[wgsl::FIRST_SCALAR] = lengths.len as u32;
-        let mut counts = vec![(0, &total)];
-        counts.extend(lengths.unsettled().map(|c| (wgsl::FIRST_SCALAR, c)));
-        let groups = bound.div_ceil(wgsl::WORKGROUP as usize) as u64;
-        let grid = Grid::Device { bound: groups, record: &total.buffer };
-        let bindings = [starts.binding(), ids.binding(), positions.binding()];
-        self.launch_grid(&prims::segment_search(), grid, bound, &counts, &params, &bindings, span)?;
-        ids.count = Some(total.clone());
-        positions.count = Some(total.clone());
         self.keep_layout(CompactLayout {
-            lengths,
-            starts,
+            lengths: lengths.clone(),
+            starts: starts.clone(),
             total: bound,
-            total_count: Some(total),
-            ids: Some((ids.clone(), positions.clone())),
+            total_count: Some(total.clone()),
+            ids: None,
         });
-        Ok((ids, positions))
+        self.search_segments(&lengths, &starts, bound, Some(total), span)
     }
 
     /// The starts of the compact layout of `lengths` and its total as a device count, at most
@@ -740,14 +721,30 @@ impl GpuMachine<'_, '_> {
         total: usize,
         span: TextRange,
     ) -> RunResult<(DeviceVec, DeviceVec)> {
+        self.search_segments(lengths, starts, total, None, span)
+    }
+
+    /// `segment_ids` over `total` elements, or over a bound `total` and the device `count` of
+    /// the layout's elements (the ids and positions then carry it).
+    fn search_segments(
+        &mut self,
+        lengths: &DeviceVec,
+        starts: &DeviceVec,
+        total: usize,
+        count: Option<Arc<DeviceCount>>,
+        span: TextRange,
+    ) -> RunResult<(DeviceVec, DeviceVec)> {
         if let Some(ids) = self.layouts.iter().find(|l| l.describes(lengths)).and_then(|l| l.ids.clone()) {
             return Ok(ids);
         }
-        let (ids, positions) = (self.alloc(Scalar::I32, total, span)?, self.alloc(Scalar::I32, total, span)?);
+        let (mut ids, mut positions) =
+            (self.alloc(Scalar::I32, total, span)?, self.alloc(Scalar::I32, total, span)?);
         let mut params = vec![0; wgsl::FIRST_SCALAR + 1];
         params[wgsl::FIRST_SCALAR] = lengths.len as u32;
         let bindings = [starts.binding(), ids.binding(), positions.binding()];
-        self.launch(&prims::segment_search(), total, &params, &bindings, span)?;
+        self.launch_counted(&prims::segment_search(), total, count.as_ref(), &params, &bindings, span)?;
+        ids.count = count.clone();
+        positions.count = count;
         if let Some(layout) = self.layouts.iter_mut().find(|l| l.describes(lengths)) {
             layout.ids = Some((ids.clone(), positions.clone()));
         }
