@@ -623,6 +623,14 @@ pub enum Op {
         src: VarId,
         distinct: bool,
     },
+    /// A copy of `dst` with `src` written over `dst[at..at + len(src)]`, which lies in `dst`. A
+    /// piecewise recursion writes each piece's results into the whole result with it: an
+    /// executor writes in place where nobody else holds `dst`, so each element is written once.
+    WriteAt {
+        dst: VarId,
+        at: VarId,
+        src: VarId,
+    },
     /// The elements whose flag is true, in order. `counts`, where the flattener has it, is the
     /// inclusive sum of the flags as `i32` (a filter's, which also gives its segments' counts):
     /// an executor may take each kept element's place from it instead of summing the flags
@@ -719,6 +727,7 @@ impl Op {
             Gather { src, index } => vec![src, index],
             GatherEither { first, second, from_first, index } => vec![first, second, from_first, index],
             Scatter { dst, index, src, .. } => vec![dst, index, src],
+            WriteAt { dst, at, src } => vec![dst, at, src],
             Pack { src, flags, counts } => [src, flags].into_iter().chain(counts.as_mut()).collect(),
             Reduce { src, .. } => vec![src],
             SegReduce { src, segs, .. } | SegArgExtreme { src, segs, .. } => {
@@ -764,6 +773,7 @@ impl Op {
             Gather { src, index } => vec![*src, *index],
             GatherEither { first, second, from_first, index } => vec![*first, *second, *from_first, *index],
             Scatter { dst, index, src, .. } => vec![*dst, *index, *src],
+            WriteAt { dst, at, src } => vec![*dst, *at, *src],
             Pack { src, flags, counts } => [*src, *flags].into_iter().chain(*counts).collect(),
             Reduce { src, .. } => vec![*src],
             SegReduce { src, segs, .. } | SegArgExtreme { src, segs, .. } => {
@@ -800,6 +810,7 @@ impl Op {
             Gather { .. } => "gather".into(),
             GatherEither { .. } => "gather.either".into(),
             Scatter { distinct, .. } => (if *distinct { "scatter.distinct" } else { "scatter" }).into(),
+            WriteAt { .. } => "write_at".into(),
             Pack { .. } => "pack".into(),
             Reduce { op, .. } => format!("reduce.{}", op.name()),
             SegReduce { op, .. } => format!("seg_reduce.{}", op.name()),
@@ -1388,6 +1399,13 @@ pub(crate) fn op_result(op: &Op, operands: &[IrType]) -> Result<Option<IrType>, 
             vector(operands[0], "the destination")?;
             vector(operands[1], "the index")?;
             int_like(operands[1], "the index")?;
+            same_elem(&[operands[0], operands[2]])?;
+            Some(operands[0])
+        }
+        WriteAt { .. } => {
+            vector(operands[0], "the destination")?;
+            scalar_of(operands[1], i32s, "the place")?;
+            vector(operands[2], "the values")?;
             same_elem(&[operands[0], operands[2]])?;
             Some(operands[0])
         }

@@ -38,7 +38,7 @@ use rowan::TextRange;
 use crate::runtime::{Binding, DeviceBuffer, Gpu, GpuError, NO_ERROR, Profile, Stats};
 use weft_core::types::Scalar;
 use weft_exec::cpu::{self, Counters, ScalarValue};
-use weft_exec::host_flow::{Frame, Machine, RunResult, Walker, get, internal_at, set};
+use weft_exec::host_flow::{Frame, Machine, RunResult, Walker, get, internal_at, set, take};
 use weft_exec::interp::Host;
 use weft_flat::ir::{Check, FuncId, Function, Op, Program, Stmt, StmtKind, VarId};
 use weft_flat::wgsl::scalar::storage_size;
@@ -293,6 +293,7 @@ fn stats_since(before: &Stats, after: &Stats) -> Stats {
         uploads: after.uploads - before.uploads,
         bytes_uploaded: after.bytes_uploaded - before.bytes_uploaded,
         bytes_bound: after.bytes_bound - before.bytes_bound,
+        bytes_copied: after.bytes_copied - before.bytes_copied,
         buffers_created: after.buffers_created - before.buffers_created,
         pipelines_built: after.pipelines_built - before.pipelines_built,
         pipeline_time: after.pipeline_time.saturating_sub(before.pipeline_time),
@@ -826,11 +827,11 @@ impl Machine for GpuMachine<'_, '_> {
         op: &Op,
         dest: Option<Scalar>,
         frame: &mut Frame<DeviceValue>,
-        _dying: &[VarId],
+        dying: &[VarId],
         span: TextRange,
     ) -> RunResult<Option<DeviceValue>> {
         self.attribute_to(span);
-        let args = self.frame_values(frame, &op.operands(), takes_device_counts(op), span)?;
+        let mut args = self.frame_values(frame, &op.operands(), takes_device_counts(op), span)?;
         let on_device = args.iter().any(|a| matches!(a, DeviceValue::Device(_)));
         let stmt = Stmt { kind: StmtKind::Op { dest: None, op: op.clone() }, span };
         let result = match op {
@@ -857,6 +858,15 @@ impl Machine for GpuMachine<'_, '_> {
                 DeviceValue::Device(v) => Ok(Some(DeviceValue::Host(ScalarValue::I32(v.len as i32)))),
                 DeviceValue::Host(_) => Err(internal_at("the length of a scalar", span)),
             },
+            Op::WriteAt { dst, at, src } => {
+                // A destination read here for the last time leaves the frame, so that where
+                // nobody else holds its buffer the values are written into it in place.
+                if dying.contains(dst) && dst != at && dst != src {
+                    take(frame, *dst, span)?;
+                }
+                let whole = std::mem::replace(&mut args[0], DeviceValue::Host(ScalarValue::I32(0)));
+                self.write_at(whole, &args[1], &args[2], span).map(|v| Some(DeviceValue::Device(v)))
+            }
             _ if !on_device && !matches!(op, Op::Replicate { .. } | Op::Iota { .. }) => {
                 // Host scalars alone: the host computes. Its error counts only once the device
                 // has said that nothing before failed, so that errors come in program order.

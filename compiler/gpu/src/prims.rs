@@ -815,6 +815,41 @@ impl GpuMachine<'_, '_> {
         Ok(out)
     }
 
+    /// `dst` with `src` written over `dst[at..at + len(src)]` (`Op::WriteAt`): a copy command,
+    /// into `dst`'s own buffer where nobody else holds it, else into a copy of it.
+    pub(super) fn write_at(
+        &mut self,
+        dst: DeviceValue,
+        at: &DeviceValue,
+        src: &DeviceValue,
+        span: TextRange,
+    ) -> RunResult<DeviceVec> {
+        let at = self.host_count(at, span)?;
+        let DeviceValue::Device(src) = src else { return Err(internal_at("a write of a host scalar", span)) };
+        let DeviceValue::Device(dst) = dst else {
+            return Err(internal_at("a write into a host scalar", span));
+        };
+        if at + src.len > dst.len {
+            let message = format!("a write of {} elements at {at} into {} elements", src.len, dst.len);
+            return Err(internal_at(message, span));
+        }
+        let out = if Arc::strong_count(&dst.buffer) == 1 {
+            dst
+        } else {
+            let out = self.alloc(dst.elem, dst.len, span)?;
+            self.gpu.copy(&dst.buffer, 0, &out.buffer, 0, dst.bytes());
+            out
+        };
+        self.gpu.copy(
+            &src.buffer,
+            0,
+            &out.buffer,
+            at as u64 * wgsl::scalar::storage_size(out.elem),
+            src.bytes(),
+        );
+        Ok(out)
+    }
+
     /// A copy of `dst` with `dst[index[i]] = src[i]`; the last write to a place wins. With
     /// `distinct` indexes (`Op::Scatter`) no write needs to win: one launch, not three.
     fn scatter(

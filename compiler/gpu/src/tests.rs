@@ -929,3 +929,53 @@ fn device_float_functions_stay_within_their_documented_ulp_bounds() {
     }
     assert!(failures.is_empty(), "{}\nall:\n{report}", failures.join("\n"));
 }
+
+/// `write_at` matches the CPU kernel. A destination handed over at its last read, and held by
+/// nobody else, is written in place: the copy commands move the values alone. Otherwise they
+/// copy the destination first.
+#[test]
+fn write_at_writes_in_place_a_destination_at_its_last_read() {
+    let Some(gpu) = device() else { return };
+    let write = Op::WriteAt { dst: 0, at: 1, src: 2 };
+    for n in [0, 1, 3, 1000, 70_000] {
+        for elem in [Scalar::I32, Scalar::F32, Scalar::Bool, Scalar::F64] {
+            let args = [
+                values(n, elem),
+                FlatValue::Scalar(ScalarValue::I32((n - n / 3) as i32)),
+                values(n / 3, elem),
+            ];
+            check(
+                &gpu,
+                &write,
+                &args,
+                Some(elem),
+                &format!("write_at of {} into {n} {}", n / 3, elem.name()),
+            );
+        }
+    }
+    let (n, part) = (10_000, 4_000);
+    let dst = values(n, Scalar::I32);
+    let src = values(part, Scalar::I32);
+    let at = FlatValue::Scalar(ScalarValue::I32(5_000));
+    let expected = on_cpu(&write, &[dst.clone(), at.clone(), src.clone()]).expect("a value");
+    let span = TextRange::default();
+    let mut report = Report::default();
+    let mut machine = GpuMachine::new(&gpu, &mut report).expect("a machine");
+    for (dying, copied) in [(&[][..], (n + part) * 4), (&[0][..], part * 4)] {
+        let mut frame: Frame<DeviceValue> = [&dst, &at, &src]
+            .into_iter()
+            .map(|v| Some(machine.upload(v.clone(), span).expect("uploads")))
+            .collect();
+        let before = gpu.stats().bytes_copied;
+        let result =
+            machine.op(&mut NoFiles, &write, Some(Scalar::I32), &mut frame, dying, span).expect("runs");
+        assert_eq!(gpu.stats().bytes_copied - before, copied as u64, "dying: {dying:?}");
+        assert_eq!(
+            frame[0].is_none(),
+            !dying.is_empty(),
+            "the destination leaves the frame at its last read"
+        );
+        let result = machine.host_value(&result.expect("a value"), span).expect("reads back");
+        assert!(same(&result, &expected), "dying: {dying:?}");
+    }
+}

@@ -29,8 +29,9 @@ pub fn profile_text(report: &Report, adapter: Option<&str>, text: &str) -> Strin
         s.bytes_uploaded
     ));
     out.push_str(&format!(
-        "  bytes bound to kernels {}, buffers created {}, pipelines built {} in {:.1} ms\n",
+        "  bytes bound to kernels {}, copied {}, buffers created {}, pipelines built {} in {:.1} ms\n",
         s.bytes_bound,
+        s.bytes_copied,
         s.buffers_created,
         s.pipelines_built,
         s.pipeline_time.as_secs_f64() * 1e3

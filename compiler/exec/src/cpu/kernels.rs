@@ -786,6 +786,30 @@ pub fn scatter_into(dst: FlatValue, index: &FlatValue, src: &FlatValue) -> KResu
     Ok(FlatValue::Vector(dst))
 }
 
+pub fn write_at(dst: &FlatValue, at: &FlatValue, src: &FlatValue) -> KResult<FlatValue> {
+    write_at_into(dst.clone(), at, src)
+}
+
+/// `write_at`, writing into `dst`'s own vector where nobody else holds it (a value handed over
+/// at its last read, such as a loop's state) and into a copy otherwise.
+pub fn write_at_into(dst: FlatValue, at: &FlatValue, src: &FlatValue) -> KResult<FlatValue> {
+    let FlatValue::Vector(mut dst) = dst else {
+        return internal("a write into a value that is not a vector");
+    };
+    let at = scalar_len(at, "write place")?;
+    let Some(n) = src.vector_len() else { return internal("a write of a scalar") };
+    if at.checked_add(n).is_none_or(|end| end > dst.len()) {
+        return internal(format!("a write of {n} elements at {at} into {} elements", dst.len()));
+    }
+    each_buffer!(Arc::make_mut(&mut dst), xs, T, {
+        match arg::<T>(src)? {
+            Arg::V(values) => xs[at..at + n].copy_from_slice(values),
+            Arg::S(x) => xs[at..at + n].fill(x),
+        }
+    });
+    Ok(FlatValue::Vector(dst))
+}
+
 pub fn pack(src: &FlatValue, flags: &FlatValue) -> KResult<FlatValue> {
     let src = buffer(src)?;
     let flags = vector::<bool>(flags)?;
@@ -1330,6 +1354,7 @@ pub fn run_op(op: &Op, args: &[FlatValue]) -> KResult<Option<FlatValue>> {
         Op::Gather { .. } => gather(a(0)?, a(1)?)?,
         Op::GatherEither { .. } => gather_either(a(0)?, a(1)?, a(2)?, a(3)?)?,
         Op::Scatter { .. } => scatter(a(0)?, a(1)?, a(2)?)?,
+        Op::WriteAt { .. } => write_at(a(0)?, a(1)?, a(2)?)?,
         Op::Pack { .. } => pack(a(0)?, a(1)?)?,
         Op::Reduce { op, .. } => reduce(*op, a(0)?)?,
         Op::SegReduce { op, .. } => seg_reduce(*op, a(0)?, a(1)?, a(2)?)?,

@@ -357,7 +357,7 @@ fn load_file(host: &mut dyn Host, path: &str, csv: bool, ty: &Type) -> Result<Ve
     Ok(value_to_vars(ty, &value))
 }
 
-/// Runs `concat` or `scatter` by writing into its first operand's own vector, where nobody
+/// Runs `concat`, `scatter` or `write_at` by writing into its first operand's own vector, where nobody
 /// else holds it (a loop's state handed over at its last read), and gives the result with the
 /// number of elements written. A loop that adds a piece each round then writes each element
 /// once (amortised) rather than copying all it has so far. `None` leaves the op to the kernels:
@@ -388,6 +388,11 @@ fn write_in_place(op: &Op, args: &mut [FlatValue]) -> Option<(kernels::KResult<O
             let written = index.vector_len().unwrap_or(0);
             let dst = std::mem::replace(first, FlatValue::Scalar(ScalarValue::I32(0)));
             Some((kernels::scatter_into(dst, index, src).map(Some), written))
+        }
+        (Op::WriteAt { .. }, [at, src]) => {
+            let written = src.vector_len().unwrap_or(0);
+            let dst = std::mem::replace(first, FlatValue::Scalar(ScalarValue::I32(0)));
+            Some((kernels::write_at_into(dst, at, src).map(Some), written))
         }
         _ => None,
     }

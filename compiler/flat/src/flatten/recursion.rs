@@ -105,7 +105,8 @@ impl<'c> Flattener<'c> {
     /// Piecewise execution (Palmer, Prins and Westfold): a recursion entered from parallel
     /// code runs `piece` elements at a time, in a host loop, each piece flat. A level's
     /// frontier (every element's open subproblems at that depth, all live at once) is then a
-    /// piece's, not the whole input's. The results, numbers and tuples, are concatenated.
+    /// piece's, not the whole input's. The results, numbers and tuples, one per element, are
+    /// written into a result allocated whole before the loop (`Op::WriteAt`), each once.
     fn call_piecewise(
         &mut self,
         id: FuncId,
@@ -115,13 +116,21 @@ impl<'c> Flattener<'c> {
         piece: u32,
     ) -> FlattenResult<Rep> {
         let start = self.b.i32(0);
-        let empty = self.empty_coll(ret);
+        let result_types = ir::layout(ret, true);
+        let whole: Vec<VarId> = result_types
+            .iter()
+            .map(|t| {
+                let zero = self.b.zero(t.elem);
+                self.b.replicate(zero, size)
+            })
+            .collect();
+        let whole = seqs::from_layout(ret, &mut whole.into_iter());
         let (results, _) = self.rounds(
             ret,
-            &empty,
+            &whole,
             vec![start],
             |me, state| Ok(me.b.binary(core::BinaryOp::Lt, state[0], size)),
-            |me, done, state| {
+            |me, so_far, state| {
                 let start = state[0];
                 let left = me.b.sub(size, start);
                 let piece = me.b.i32(i64::from(piece.min(i32::MAX as u32)));
@@ -136,18 +145,17 @@ impl<'c> Flattener<'c> {
                     seqs::push_vars(&prims::rebuild_top(arg, &mut picked.into_iter()), &mut vars);
                 }
                 vars.push(count);
-                let dests: Vec<VarId> =
-                    ir::layout(ret, true).into_iter().map(|t| me.b.var("result", t)).collect();
+                let dests: Vec<VarId> = result_types.iter().map(|&t| me.b.var("result", t)).collect();
                 me.b.push(StmtKind::Call { func: id, args: vars, dests: dests.clone() });
-                let mut so_far = Vec::new();
-                seqs::push_vars(&done, &mut so_far);
-                let joined: Vec<VarId> = so_far
+                let mut whole = Vec::new();
+                seqs::push_vars(&so_far, &mut whole);
+                let written: Vec<VarId> = whole
                     .into_iter()
                     .zip(dests)
-                    .map(|(a, b)| me.b.emit("result", ir::Op::Concat(vec![a, b])))
+                    .map(|(dst, src)| me.b.emit("result", ir::Op::WriteAt { dst, at: start, src }))
                     .collect();
                 let next = me.b.add(start, count);
-                Ok((seqs::from_layout(ret, &mut joined.into_iter()), vec![next]))
+                Ok((seqs::from_layout(ret, &mut written.into_iter()), vec![next]))
             },
         )?;
         Ok(results)

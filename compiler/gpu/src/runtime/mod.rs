@@ -41,6 +41,8 @@ pub struct Stats {
     pub bytes_uploaded: u64,
     /// Bytes bound to launches: what the kernels may read and write.
     pub bytes_bound: u64,
+    /// Bytes copied between device buffers by copy commands (no launch).
+    pub bytes_copied: u64,
     /// Buffers created (not taken from the pool).
     pub buffers_created: u64,
     /// Pipelines built (not found in the cache), and the time spent building them.
@@ -773,6 +775,7 @@ impl Gpu {
         if bytes == 0 {
             return;
         }
+        lock(&self.stats).bytes_copied += bytes;
         lock(&self.batch).commands.push(Command::Copy {
             from: from.clone(),
             from_offset,
