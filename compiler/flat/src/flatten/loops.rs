@@ -576,13 +576,7 @@ impl<'c> Flattener<'c> {
                         inputs.shared.push(v);
                     }
                 }
-                Rep::Seq(Box::new(super::SeqRep {
-                    offsets,
-                    lengths,
-                    elems: seq.elems.clone(),
-                    compact: false,
-                    disjoint: false,
-                }))
+                Rep::segments(offsets, lengths, seq.elems.clone())
             }
         })
     }

@@ -300,6 +300,12 @@ pub(crate) struct SeqRep {
 }
 
 impl Rep {
+    /// Segments `offsets` and `lengths` of `elems`, of which nothing more is known: they may
+    /// leave gaps, or overlap (`SeqRep::compact` and `disjoint` are false).
+    fn segments(offsets: VarId, lengths: VarId, elems: Rep) -> Rep {
+        Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint: false }))
+    }
+
     fn seq(self) -> Option<SeqRep> {
         match self {
             Rep::Seq(s) => Some(*s),
@@ -504,13 +510,7 @@ impl<'c> Flattener<'c> {
                     |me: &mut Self, v: VarId| if me.b.is_vector(v) { me.b.gather(v, index) } else { v };
                 let offsets = pick(self, seq.offsets);
                 let lengths = pick(self, seq.lengths);
-                Rep::Seq(Box::new(SeqRep {
-                    offsets,
-                    lengths,
-                    elems: seq.elems.clone(),
-                    compact: false,
-                    disjoint: false,
-                }))
+                Rep::segments(offsets, lengths, seq.elems.clone())
             }
         }
     }

@@ -845,13 +845,7 @@ pub(super) fn rebuild_top(template: &Rep, leaves: &mut impl Iterator<Item = VarI
         Rep::Seq(seq) => {
             let offsets = leaves.next().unwrap_or(seq.offsets);
             let lengths = leaves.next().unwrap_or(seq.lengths);
-            Rep::Seq(Box::new(SeqRep {
-                offsets,
-                lengths,
-                elems: seq.elems.clone(),
-                compact: false,
-                disjoint: false,
-            }))
+            Rep::segments(offsets, lengths, seq.elems.clone())
         }
     }
 }

@@ -18,7 +18,7 @@ pub(super) fn from_layout(ty: &Type, vars: &mut impl Iterator<Item = VarId>) -> 
             let offsets = vars.next().unwrap_or_default();
             let lengths = vars.next().unwrap_or_default();
             let elems = from_layout(elem, vars);
-            Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint: false }))
+            Rep::segments(offsets, lengths, elems)
         }
         Type::Var(_) | Type::Func(..) => Rep::Tuple(vec![]),
     }
@@ -77,13 +77,11 @@ impl Flattener<'_> {
         match coll {
             Rep::Leaf(v) => Rep::Leaf(self.b.gather(*v, index)),
             Rep::Tuple(items) => Rep::Tuple(items.iter().map(|r| self.gather_coll(r, index)).collect()),
-            Rep::Seq(seq) => Rep::Seq(Box::new(SeqRep {
-                offsets: self.b.gather(seq.offsets, index),
-                lengths: self.b.gather(seq.lengths, index),
-                elems: seq.elems.clone(),
-                compact: false,
-                disjoint: false,
-            })),
+            Rep::Seq(seq) => {
+                let offsets = self.b.gather(seq.offsets, index);
+                let lengths = self.b.gather(seq.lengths, index);
+                Rep::segments(offsets, lengths, seq.elems.clone())
+            }
         }
     }
 
@@ -110,13 +108,9 @@ impl Flattener<'_> {
                 let (Rep::Seq(x), Rep::Seq(y)) = self.share_elems(first, second)? else {
                     return Err(self.bug("shared sequences that are not sequences"));
                 };
-                Rep::Seq(Box::new(SeqRep {
-                    offsets: self.b.gather_either(x.offsets, y.offsets, from_first, index),
-                    lengths: self.b.gather_either(x.lengths, y.lengths, from_first, index),
-                    elems: x.elems,
-                    compact: false,
-                    disjoint: false,
-                }))
+                let offsets = self.b.gather_either(x.offsets, y.offsets, from_first, index);
+                let lengths = self.b.gather_either(x.lengths, y.lengths, from_first, index);
+                Rep::segments(offsets, lengths, x.elems)
             }
             _ => return Err(self.bug("a gather from collections of different shapes")),
         })
@@ -201,10 +195,10 @@ impl Flattener<'_> {
             }
             (Rep::Seq(x), Rep::Seq(y)) => {
                 let (offsets, elems) = self.shifted_offsets(&[(**x).clone(), (**y).clone()])?;
-                let shared = |offsets: VarId, lengths: VarId, elems: Rep| {
-                    Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint: false }))
-                };
-                (shared(offsets[0], x.lengths, elems.clone()), shared(offsets[1], y.lengths, elems))
+                (
+                    Rep::segments(offsets[0], x.lengths, elems.clone()),
+                    Rep::segments(offsets[1], y.lengths, elems),
+                )
             }
             _ => (a.clone(), b.clone()),
         })
@@ -402,13 +396,7 @@ impl Flattener<'_> {
         let offsets = self.b.add(seq.offsets, start);
         // A step that is the literal 1 (no step written) keeps the elements in place.
         if step == one {
-            return Ok(Rep::Seq(Box::new(SeqRep {
-                offsets,
-                lengths: count,
-                elems: seq.elems.clone(),
-                compact: false,
-                disjoint: false,
-            })));
+            return Ok(Rep::segments(offsets, count, seq.elems.clone()));
         }
         // Element j of each result is elems[offset + start + j * step].
         let (positions, lengths, new_offsets) = if self.lifted(ctx) || self.b.is_vector(count) {

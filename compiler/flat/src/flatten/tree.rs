@@ -75,13 +75,11 @@ impl<'c> Flattener<'c> {
         match rep {
             Rep::Leaf(v) => Rep::Leaf(self.b.replicate(*v, n)),
             Rep::Tuple(items) => Rep::Tuple(items.iter().map(|r| self.repeat(r, n)).collect()),
-            Rep::Seq(seq) => Rep::Seq(Box::new(SeqRep {
-                offsets: self.b.replicate(seq.offsets, n),
-                lengths: self.b.replicate(seq.lengths, n),
-                elems: seq.elems.clone(),
-                compact: false,
-                disjoint: false,
-            })),
+            Rep::Seq(seq) => {
+                let offsets = self.b.replicate(seq.offsets, n);
+                let lengths = self.b.replicate(seq.lengths, n);
+                Rep::segments(offsets, lengths, seq.elems.clone())
+            }
         }
     }
 
