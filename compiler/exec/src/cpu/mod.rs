@@ -357,9 +357,9 @@ fn load_file(host: &mut dyn Host, path: &str, csv: bool, ty: &Type) -> Result<Ve
     Ok(value_to_vars(ty, &value))
 }
 
-/// Runs `concat`, `scatter` or `write_at` by writing into its first operand's own vector, where nobody
-/// else holds it (a loop's state handed over at its last read), and gives the result with the
-/// number of elements written. A loop that adds a piece each round then writes each element
+/// Runs `concat`, `scatter` or `write_at` by writing into its first operand's own vector,
+/// where nobody else holds it (a loop's state handed over at its last read), and gives the
+/// result with the number of elements written. A loop that adds a piece each round then writes each element
 /// once (amortised) rather than copying all it has so far. `None` leaves the op to the kernels:
 /// another op, a shared or non-vector first operand, or parts of another type.
 fn write_in_place(op: &Op, args: &mut [FlatValue]) -> Option<(kernels::KResult<Option<FlatValue>>, usize)> {
