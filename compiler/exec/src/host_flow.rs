@@ -424,6 +424,13 @@ pub fn get<V: Clone>(frame: &Frame<V>, var: VarId, span: TextRange) -> RunResult
     }
 }
 
+/// Whether an op whose operands are `operands` reads `var` for the last time, and only once
+/// (`dying` is what the walker hands the op): the value may then be moved out of the frame
+/// (`take`), and where nobody else holds its vector an executor may write into it in place.
+pub fn handed_over(operands: &[VarId], dying: &[VarId], var: VarId) -> bool {
+    dying.contains(&var) && operands.iter().filter(|&&w| w == var).count() == 1
+}
+
 /// A variable's value, moved out of the frame: its last read.
 pub fn take<V>(frame: &mut Frame<V>, var: VarId, span: TextRange) -> RunResult<V> {
     match frame.get_mut(var as usize) {

@@ -38,7 +38,7 @@ use rowan::TextRange;
 use crate::runtime::{Binding, DeviceBuffer, Gpu, GpuError, NO_ERROR, Profile, Stats};
 use weft_core::types::Scalar;
 use weft_exec::cpu::{self, Counters, ScalarValue};
-use weft_exec::host_flow::{Frame, Machine, RunResult, Walker, get, internal_at, set, take};
+use weft_exec::host_flow::{Frame, Machine, RunResult, Walker, get, handed_over, internal_at, set, take};
 use weft_exec::interp::Host;
 use weft_flat::ir::{Check, FuncId, Function, Op, Program, Stmt, StmtKind, VarId};
 use weft_flat::wgsl::scalar::storage_size;
@@ -858,10 +858,10 @@ impl Machine for GpuMachine<'_, '_> {
                 DeviceValue::Device(v) => Ok(Some(DeviceValue::Host(ScalarValue::I32(v.len as i32)))),
                 DeviceValue::Host(_) => Err(internal_at("the length of a scalar", span)),
             },
-            Op::WriteAt { dst, at, src } => {
+            Op::WriteAt { dst, .. } => {
                 // A destination read here for the last time leaves the frame, so that where
                 // nobody else holds its buffer the values are written into it in place.
-                if dying.contains(dst) && dst != at && dst != src {
+                if handed_over(&op.operands(), dying, *dst) {
                     take(frame, *dst, span)?;
                 }
                 let whole = std::mem::replace(&mut args[0], DeviceValue::Host(ScalarValue::I32(0)));

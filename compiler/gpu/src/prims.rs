@@ -825,7 +825,8 @@ impl GpuMachine<'_, '_> {
         span: TextRange,
     ) -> RunResult<DeviceVec> {
         let at = self.host_count(at, span)?;
-        let DeviceValue::Device(src) = src else { return Err(internal_at("a write of a host scalar", span)) };
+        let src = self.device(src, span)?;
+        // Matched, not `device`d: a clone would hold a second reference to the buffer.
         let DeviceValue::Device(dst) = dst else {
             return Err(internal_at("a write into a host scalar", span));
         };

@@ -3,7 +3,8 @@
 //! - the dot product of two 10M-element `f32` vectors;
 //! - Black-Scholes pricing of 1M options;
 //! - both fused, as `weft run` runs them, with the fused kernels run as chunked passes
-//!   (`cpu::fused`) and op by op, against the same single pass written by hand with rayon;
+//!   (`cpu::fused`) and op by op, against the same single pass written by hand with rayon (for
+//!   the dot product also with its sum grouped as the executor groups it);
 //! - sparse matrix times vector (CSR, the sample's `spmv_flat`), 1M rows of 0 to 15 non-zeros,
 //!   flat (the default) and with `--sequential-inner` (each row's sum a loop in its element).
 //!
@@ -137,6 +138,30 @@ fn dot_one_pass_rayon(xs: &[f32], ys: &[f32]) -> f32 {
     xs.par_iter().zip(ys).map(|(x, y)| x * y).sum()
 }
 
+/// The same single pass with the sum grouped as the executor groups a long one: per chunk of
+/// 4,096 products, eight interleaved partial sums. The plain one pass above is one chain of
+/// dependent additions per rayon task, bound by the latency of a float addition, not by memory.
+fn dot_one_pass_rayon_in_lanes(xs: &[f32], ys: &[f32]) -> f32 {
+    use rayon::prelude::*;
+    let partials: Vec<f32> = xs
+        .par_chunks(4096)
+        .zip(ys.par_chunks(4096))
+        .map(|(xs, ys)| {
+            let mut lanes = [0.0f32; 8];
+            let (xg, xr) = xs.as_chunks::<8>();
+            let (yg, yr) = ys.as_chunks::<8>();
+            for (x, y) in xg.iter().zip(yg) {
+                for k in 0..8 {
+                    lanes[k] += x[k] * y[k];
+                }
+            }
+            let rest: f32 = xr.iter().zip(yr).map(|(x, y)| x * y).sum();
+            lanes.iter().sum::<f32>() + rest
+        })
+        .collect();
+    partials.iter().sum()
+}
+
 fn in_pool(threads: usize, runs: usize, f: impl FnMut() + Send) -> Duration {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a rayon pool");
     pool.install(|| median(f, runs))
@@ -254,6 +279,11 @@ fn main() {
     report_fused("dot product, 10M f32", &fused_entry(DOT, "dot"), &args, runs, |threads| {
         in_pool(threads, runs, || {
             std::hint::black_box(dot_one_pass_rayon(&xs, &ys));
+        })
+    });
+    report_fused("dot product, in lanes", &fused_entry(DOT, "dot"), &args, runs, |threads| {
+        in_pool(threads, runs, || {
+            std::hint::black_box(dot_one_pass_rayon_in_lanes(&xs, &ys));
         })
     });
 

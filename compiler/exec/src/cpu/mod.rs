@@ -23,7 +23,7 @@ use std::sync::Arc;
 use rowan::TextRange;
 
 use crate::Interrupt;
-use crate::host_flow::{Frame, Machine, RunResult, Walker, get, internal_at, set, take};
+use crate::host_flow::{Frame, Machine, RunResult, Walker, get, handed_over, internal_at, set, take};
 use crate::interp::Host;
 use crate::interp::ops::Fail;
 use weft_core::types::{Scalar, Type};
@@ -163,7 +163,7 @@ impl Machine for CpuMachine<'_> {
         let operands = op.operands();
         // An operand read here for the last time, and once, is moved out of the frame: where
         // nobody else holds its vector, `concat` and `scatter` then write into it in place.
-        let owned = |v: &VarId| dying.contains(v) && operands.iter().filter(|&w| w == v).count() == 1;
+        let owned = |v: &VarId| handed_over(&operands, dying, *v);
         let mut args = operands
             .iter()
             .map(|v| if owned(v) { take(frame, *v, span) } else { get(frame, *v, span) })

@@ -207,6 +207,41 @@ fn mismatched_vector_lengths_are_internal_errors() {
 }
 
 #[test]
+fn long_reductions_fold_in_lanes_and_keep_short_ones_in_order() {
+    let scalar = |v: FlatValue| v.as_scalar().expect("a scalar");
+    // Integer folds give the sequential fold's result whatever the grouping, long or short.
+    for n in [1_000usize, 100_003] {
+        let xs: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(2_654_435) ^ 77).collect();
+        let sum = xs.iter().fold(0i32, |a, &x| a.wrapping_add(x));
+        let xor = xs.iter().fold(0i32, |a, &x| a ^ x);
+        let max = xs.iter().copied().max();
+        let v = FlatValue::i32s(xs);
+        assert_eq!(scalar(kernels::reduce(ReduceOp::Add, &v).unwrap()), ScalarValue::I32(sum));
+        assert_eq!(scalar(kernels::reduce(ReduceOp::Xor, &v).unwrap()), ScalarValue::I32(xor));
+        assert_eq!(scalar(kernels::reduce(ReduceOp::Max, &v).unwrap()).as_int(), max.map(i64::from));
+        assert_eq!(scalar(kernels::reduce_chunk(ReduceOp::Add, &v).unwrap()), ScalarValue::I32(sum));
+    }
+    // A short float sum is the interpreter's left-to-right one, bit for bit.
+    let short = vec![0.1f32; 16_000];
+    let in_order = short.iter().fold(0.0f32, |a, &x| a + x);
+    assert_eq!(
+        scalar(kernels::reduce(ReduceOp::Add, &FlatValue::f32s(short)).unwrap()),
+        ScalarValue::F32(in_order)
+    );
+    // A long one is regrouped: one chain per lane, so it drifts far less than the
+    // left-to-right sum, whose every addition rounds at the magnitude of the whole.
+    let long = vec![0.1f32; 1_000_000];
+    let exact = 1_000_000.0 * f64::from(0.1f32);
+    let in_order = f64::from(long.iter().fold(0.0f32, |a, &x| a + x));
+    let ScalarValue::F32(grouped) = scalar(kernels::reduce(ReduceOp::Add, &FlatValue::f32s(long)).unwrap())
+    else {
+        panic!("an f32 sum")
+    };
+    let (grouped_error, in_order_error) = ((f64::from(grouped) - exact).abs(), (in_order - exact).abs());
+    assert!(grouped_error * 100.0 < in_order_error, "grouped {grouped}, in order {in_order}, exact {exact}");
+}
+
+#[test]
 fn seg_reduce_over_non_contiguous_and_empty_segments() {
     let mut b = B::default();
     let src = b.param(vi32());

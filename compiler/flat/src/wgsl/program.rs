@@ -243,6 +243,8 @@ fn op_kernels(f: &Function, op: &Op, dest: Option<Scalar>) -> Vec<Kernel> {
             kernels
         }
         Op::SegArgExtreme { max, .. } => vec![prims::segment_arg_extreme(e(0), *max)],
+        // Copy commands into the destination's buffer: no kernel.
+        Op::WriteAt { .. } => Vec::new(),
         _ => {
             let kinds: Vec<Operand> =
                 operands.iter().enumerate().map(|(k, &v)| operand(f, v, k, op.reads_whole(k))).collect();
