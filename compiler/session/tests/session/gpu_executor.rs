@@ -184,13 +184,52 @@ fn a_small_recursion_runs_on_the_cpu_below_the_crossover() {
 
 /// `source` run by a session on `gpu`: what it printed, and the GPU's report.
 fn run_on(gpu: &weft_gpu::runtime::Gpu, source: &str) -> (String, weft_gpu::Report) {
+    run_on_with(gpu, source, Options::default())
+}
+
+fn run_on_with(gpu: &weft_gpu::runtime::Gpu, source: &str, options: Options) -> (String, weft_gpu::Report) {
     let db = Database::default();
     let file = SourceFile::new(&db, "program.weft".to_string(), source.to_string());
     let mut host = differential::CapturingHost { stdout: String::new() };
-    let report =
-        weft_session::run_program(&db, file, Backend::Gpu, Options::default(), Some(gpu), false, &mut host)
-            .expect("runs");
+    let report = weft_session::run_program(&db, file, Backend::Gpu, options, Some(gpu), false, &mut host)
+        .expect("runs");
     (host.stdout, report.gpu().expect("a GPU run").clone())
+}
+
+/// A recursion entered from parallel code runs piece by piece, and each round writes its
+/// piece's results into the result allocated before the loop, in place (issue 30, item 3): the
+/// pieces add no copy. Appending each piece to everything so far, as before, copied
+/// `P * R(R + 1) / 2` elements for `R` pieces of `P`; a write into a copy of the result each
+/// round would copy `R` times the result. The other copies (each level's `if` merges its
+/// branches by scatters into copies) are the same whatever the pieces.
+#[test]
+fn a_piecewise_recursion_writes_each_result_once_on_the_device() {
+    if !differential::gpu_available() {
+        return;
+    }
+    let n = 1_000;
+    let source = format!(
+        "def halvings(k: i32) -> i32:\n    if k < 2:\n        return 0\n    return 1 + halvings(k // 2)\n\n\
+         xs = [halvings(i) for i in range(1, {n} + 1)]\nprint(len(xs), sum(xs), xs[-1])\n"
+    );
+    let (expected, _) = differential::run_source(&source, Backend::Interp);
+    // A device of its own, on the device whatever the sizes.
+    let gpu = weft_gpu::runtime::Gpu::new(None).expect("a device");
+    gpu.set_cpu_crossover(0);
+    let copied = |pieces: usize| {
+        let mut options = Options::default();
+        options.flatten.piece_size = (n / pieces) as u32;
+        let (out, report) = run_on_with(&gpu, &source, options);
+        assert_eq!(out, expected, "in {pieces} pieces");
+        report.stats.bytes_copied
+    };
+    let (whole, pieces) = (copied(1), copied(10));
+    let result_bytes = (n * 4) as u64;
+    // Measured: the same bytes (75,896) in 1, 10 and 100 pieces.
+    assert!(
+        pieces < whole + result_bytes,
+        "{pieces} bytes copied in 10 pieces, {whole} in one, for a result of {result_bytes} bytes"
+    );
 }
 
 /// Sizes stay on the device (issue 30, item 1): a filter's kept count, a concatenation's
