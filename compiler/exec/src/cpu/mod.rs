@@ -44,7 +44,8 @@ pub struct Counters {
     /// reads no element, is not one).
     pub vector_ops: u64,
     /// Elements processed by vector ops: per op, the length of its longest vector operand or
-    /// result. Divided by the data's size, it counts full passes over the data.
+    /// result, a gather's sources aside (it reads one element of them per index). Divided by
+    /// the data's size, it counts full passes over the data.
     pub elements: u64,
     /// Iterations of `While` bodies.
     pub host_loop_iterations: u64,
@@ -172,7 +173,12 @@ impl Machine for CpuMachine<'_> {
         if strided.is_some() {
             self.counters.strided_ops += 1;
         }
-        let operand_lens: Vec<usize> = args.iter().filter_map(FlatValue::vector_len).collect();
+        // A gather reads as many elements of its source as it has indexes, wherever they lie:
+        // its pass is over its indexes and result, as a fused kernel's is over its index space.
+        let operand_lens: Vec<usize> = (args.iter().enumerate())
+            .filter(|&(k, _)| !op.reads_whole(k))
+            .filter_map(|(_, arg)| arg.vector_len())
+            .collect();
         // What an op that wrote into an operand in place wrote: all it passed over.
         let mut written_in_place = None;
         let result = match (op, strided) {
