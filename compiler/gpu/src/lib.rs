@@ -757,8 +757,8 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     }
 
     fn count(&mut self, op: &Op, args: &[DeviceValue], result: Option<&DeviceValue>) {
-        let lens = args.iter().chain(result).filter_map(DeviceValue::vector_len);
-        self.report.counters.record_op(op, lens);
+        let operands = Counters::passed_operands(op, args.iter().map(DeviceValue::vector_len));
+        self.report.counters.record_op(op, operands.chain(result.and_then(DeviceValue::vector_len)));
     }
 }
 

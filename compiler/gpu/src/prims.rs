@@ -826,7 +826,8 @@ impl GpuMachine<'_, '_> {
     ) -> RunResult<DeviceVec> {
         let at = self.host_count(at, span)?;
         let src = self.device(src, span)?;
-        // Matched, not `device`d: a clone would hold a second reference to the buffer.
+        // `dst` is matched, not passed to `device`, whose clone would hold a second reference
+        // to the buffer and defeat the test for writing in place below.
         let DeviceValue::Device(dst) = dst else {
             return Err(internal_at("a write into a host scalar", span));
         };

@@ -7,9 +7,9 @@
 //! on the GPU.
 //!
 //! The values are those of running the ops one at a time (`kernels`), op for op on a slice;
-//! only a float sum or product of more than 16,384 elements may be grouped otherwise (one
+//! only a float sum or product of 16,384 elements or more may be grouped otherwise (one
 //! partial per chunk, each folded in interleaved lanes, combined in order), as the ops' own
-//! parallel reductions already are.
+//! parallel reductions group theirs (in larger chunks, combined in a tree).
 //! When a chunk fails (a check, an integer division by zero), or the kernel has a form this
 //! module does not run, `run` says so and the walker runs the ops one at a time instead: that
 //! finds the interpreter's error, whichever op and element report it first.
@@ -322,10 +322,10 @@ impl<'k> Chunked<'k> {
                             let args: Vec<FlatValue> =
                                 args.into_iter().map(FlatValue::materialized).collect();
                             match op {
-                                // A chunk of a long reduction, grouped as the op's own
-                                // parallel reduction groups each of its chunks.
-                                Op::Reduce { op, .. } if self.chunk < self.n => {
-                                    Some(kernels::reduce_chunk(*op, &args[0])?)
+                                // A chunk of a long reduction, folded in lanes as the op's
+                                // own parallel reduction folds each of its (larger) chunks.
+                                Op::Reduce { op: reduce_op, .. } if self.chunk < self.n => {
+                                    Some(kernels::reduce_chunk(*reduce_op, &args[0])?)
                                 }
                                 _ => kernels::run_op(op, &args)?,
                             }

@@ -893,7 +893,7 @@ fn fold_seq<T: Elem, F: Fn(T, T) -> T>(xs: &[T], id: Option<T>, f: &F) -> T {
 /// The interleaved partial results of `fold_lanes`.
 const LANES: usize = 8;
 
-/// The fold of one chunk of a long reduction (more than `PAR_THRESHOLD` elements, whose
+/// The fold of one chunk of a long reduction (`PAR_THRESHOLD` elements or more, whose
 /// grouping is free): an op with an identity folds into `LANES` interleaved partials, combined
 /// in order at the end. For `+` and `*` of floats that is eight independent chains of additions
 /// instead of one, which the compiler vectorises, so the fold runs at the speed of memory, not
@@ -929,8 +929,8 @@ pub fn reduce(op: ReduceOp, src: &FlatValue) -> KResult<FlatValue> {
     })
 }
 
-/// The partial result of one chunk of a long reduction (a fused kernel's), grouped as
-/// `reduce` groups each of its chunks.
+/// The partial result of one chunk of a long reduction (a fused kernel's), folded in lanes as
+/// `reduce` folds each of its chunks.
 pub fn reduce_chunk(op: ReduceOp, src: &FlatValue) -> KResult<FlatValue> {
     each_buffer!(buffer(src)?, xs, T, {
         op_supported::<T>(op)?;

@@ -41,7 +41,7 @@ pub struct Counters {
     /// Every `Op` statement executed (checks and constants included).
     pub ops_run: u64,
     /// The ops among them that read or produced a vector: passes over memory (`length`, which
-    /// reads no element, is not one).
+    /// reads no element, is not one, nor is a gather of one element by a scalar index).
     pub vector_ops: u64,
     /// Elements processed by vector ops: per op, the length of its longest vector operand or
     /// result, a gather's sources aside (it reads one element of them per index). Divided by
@@ -173,12 +173,8 @@ impl Machine for CpuMachine<'_> {
         if strided.is_some() {
             self.counters.strided_ops += 1;
         }
-        // A gather reads as many elements of its source as it has indexes, wherever they lie:
-        // its pass is over its indexes and result, as a fused kernel's is over its index space.
-        let operand_lens: Vec<usize> = (args.iter().enumerate())
-            .filter(|&(k, _)| !op.reads_whole(k))
-            .filter_map(|(_, arg)| arg.vector_len())
-            .collect();
+        let operand_lens: Vec<usize> =
+            Counters::passed_operands(op, args.iter().map(FlatValue::vector_len)).collect();
         // What an op that wrote into an operand in place wrote: all it passed over.
         let mut written_in_place = None;
         let result = match (op, strided) {
@@ -405,6 +401,17 @@ fn write_in_place(op: &Op, args: &mut [FlatValue]) -> Option<(kernels::KResult<O
 }
 
 impl Counters {
+    /// The lengths of the vector operands an op passes over, from each operand's length (`None`
+    /// for a scalar), in order. A gather reads one element of its sources per index, wherever
+    /// they lie, so its pass is over its indexes and result, as a fused kernel's is over its
+    /// index space.
+    pub fn passed_operands(
+        op: &Op,
+        operand_lens: impl Iterator<Item = Option<usize>>,
+    ) -> impl Iterator<Item = usize> {
+        operand_lens.enumerate().filter(|&(k, _)| !op.reads_whole(k)).filter_map(|(_, len)| len)
+    }
+
     /// One op run, given the lengths of its vector operands and result (none for an op on
     /// scalars alone).
     pub fn record_op(&mut self, op: &Op, vector_lens: impl Iterator<Item = usize>) {

@@ -221,24 +221,31 @@ fn long_reductions_fold_in_lanes_and_keep_short_ones_in_order() {
         assert_eq!(scalar(kernels::reduce(ReduceOp::Max, &v).unwrap()).as_int(), max.map(i64::from));
         assert_eq!(scalar(kernels::reduce_chunk(ReduceOp::Add, &v).unwrap()), ScalarValue::I32(sum));
     }
-    // A short float sum is the interpreter's left-to-right one, bit for bit.
-    let short = vec![0.1f32; 16_000];
-    let in_order = short.iter().fold(0.0f32, |a, &x| a + x);
-    assert_eq!(
-        scalar(kernels::reduce(ReduceOp::Add, &FlatValue::f32s(short)).unwrap()),
-        ScalarValue::F32(in_order)
-    );
-    // A long one is regrouped: one chain per lane, so it drifts far less than the
-    // left-to-right sum, whose every addition rounds at the magnitude of the whole.
-    let long = vec![0.1f32; 1_000_000];
-    let exact = 1_000_000.0 * f64::from(0.1f32);
-    let in_order = f64::from(long.iter().fold(0.0f32, |a, &x| a + x));
-    let ScalarValue::F32(grouped) = scalar(kernels::reduce(ReduceOp::Add, &FlatValue::f32s(long)).unwrap())
-    else {
-        panic!("an f32 sum")
+    // Below 16,384 elements a float sum is the interpreter's left-to-right one, bit for bit.
+    let values = |n: usize| (0..n).map(|i| 0.1f32 + (i % 7) as f32 * 0.013).collect::<Vec<f32>>();
+    let in_order = |xs: &[f32]| xs.iter().fold(0.0f32, |a, &x| a + x);
+    let sum = |op: fn(ReduceOp, &FlatValue) -> kernels::KResult<FlatValue>, xs: &[f32]| {
+        scalar(op(ReduceOp::Add, &FlatValue::f32s(xs.to_vec())).unwrap())
     };
-    let (grouped_error, in_order_error) = ((f64::from(grouped) - exact).abs(), (in_order - exact).abs());
-    assert!(grouped_error * 100.0 < in_order_error, "grouped {grouped}, in order {in_order}, exact {exact}");
+    let short = values(kernels::PAR_THRESHOLD - 1);
+    assert_eq!(sum(kernels::reduce, &short), ScalarValue::F32(in_order(&short)));
+    // A chunk of a longer one folds into eight lanes: element `i` of each whole group of eight
+    // into lane `i % 8`, the lanes then added in order, and the last elements after them.
+    let laned = |xs: &[f32]| {
+        let whole = xs.len() / 8 * 8;
+        let mut lanes = [0.0f32; 8];
+        for (i, &x) in xs[..whole].iter().enumerate() {
+            lanes[i % 8] += x;
+        }
+        in_order(&lanes) + in_order(&xs[whole..])
+    };
+    let chunk = values(4_099);
+    assert_ne!(laned(&chunk), in_order(&chunk), "the grouping shows in the bits");
+    assert_eq!(sum(kernels::reduce_chunk, &chunk), ScalarValue::F32(laned(&chunk)));
+    // From 16,384 elements on, `reduce` folds each of its chunks of 8,192 so and adds them.
+    let long = values(kernels::PAR_THRESHOLD);
+    let (first, second) = long.split_at(8_192);
+    assert_eq!(sum(kernels::reduce, &long), ScalarValue::F32(laned(first) + laned(second)));
 }
 
 #[test]

@@ -221,6 +221,8 @@ fn a_piecewise_recursion_writes_each_result_once_on_the_device() {
         options.flatten.piece_size = (n / pieces) as u32;
         let (out, report) = run_on_with(&gpu, &source, options);
         assert_eq!(out, expected, "in {pieces} pieces");
+        let writes = report.counters.per_op.get("write_at").map(|&(count, _)| count);
+        assert_eq!(writes, Some(pieces as u64), "one write per piece");
         report.stats.bytes_copied
     };
     let (whole, pieces) = (copied(1), copied(10));
