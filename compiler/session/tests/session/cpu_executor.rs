@@ -341,6 +341,33 @@ fn fused_kernels_run_as_one_chunked_pass() {
     );
 }
 
+/// A long float sum in a fused kernel run as chunked passes is grouped as documented: each
+/// chunk of 4,096 elements folds into eight interleaved lanes (element `i` into lane `i % 8`,
+/// the lanes then added in order, then the chunk's last elements), and the chunks' partial
+/// sums are added in order. Checked bit for bit against that grouping written out here.
+#[test]
+fn a_long_float_sum_in_a_fused_kernel_folds_each_chunk_in_lanes() {
+    let n = 20_000;
+    let source = format!("print(sum([(f32(i % 7) * 0.013 + 0.1) * 2.0 for i in range({n})]))\n");
+    let (counters, out) = counted(&source);
+    assert!(counters.fused_kernels >= 1, "the sum ran op by op: {:?}", counters.per_op);
+    let terms: Vec<f32> = (0..n).map(|i| ((i % 7) as f32 * 0.013 + 0.1) * 2.0).collect();
+    let in_order = |xs: &[f32]| xs.iter().fold(0.0f32, |a, &x| a + x);
+    let laned = |xs: &[f32]| {
+        let whole = xs.len() / 8 * 8;
+        let mut lanes = [0.0f32; 8];
+        for (i, &x) in xs[..whole].iter().enumerate() {
+            lanes[i % 8] += x;
+        }
+        in_order(&lanes) + in_order(&xs[whole..])
+    };
+    let partials: Vec<f32> = terms.chunks(4_096).map(laned).collect();
+    let expected = in_order(&partials);
+    assert_ne!(expected, in_order(&terms), "the grouping shows in the bits");
+    let printed: f32 = out.trim().parse().expect("a float");
+    assert_eq!(printed.to_bits(), expected.to_bits(), "printed {out}, grouped by hand {expected}");
+}
+
 /// A kernel that fails in one chunk is run again op by op, which reports the interpreter's
 /// error: the same code and span.
 #[test]
