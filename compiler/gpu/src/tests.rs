@@ -96,7 +96,11 @@ fn values(n: usize, elem: Scalar) -> FlatValue {
     FlatValue::vector(match elem {
         Scalar::Bool => Buffer::Bool((0..n).map(|_| fastrand::bool()).collect()),
         Scalar::F32 => Buffer::F32(random_f32s(n)),
-        _ => Buffer::I32(random_i32s(n, -1000, 1000)),
+        Scalar::F64 => Buffer::F64(random_f32s(n).into_iter().map(|x| f64::from(x) / 3.0).collect()),
+        Scalar::I64 => {
+            Buffer::I64(random_i32s(n, -1000, 1000).into_iter().map(|x| i64::from(x) << 33).collect())
+        }
+        Scalar::I32 => Buffer::I32(random_i32s(n, -1000, 1000)),
     })
 }
 
@@ -938,7 +942,7 @@ fn write_at_writes_in_place_a_destination_at_its_last_read() {
     let Some(gpu) = device() else { return };
     let write = Op::WriteAt { dst: 0, at: 1, src: 2 };
     for n in [0, 1, 3, 1000, 70_000] {
-        for elem in [Scalar::I32, Scalar::F32, Scalar::Bool, Scalar::F64] {
+        for elem in [Scalar::I32, Scalar::F32, Scalar::Bool, Scalar::F64, Scalar::I64] {
             let args = [
                 values(n, elem),
                 FlatValue::Scalar(ScalarValue::I32((n - n / 3) as i32)),
@@ -961,15 +965,21 @@ fn write_at_writes_in_place_a_destination_at_its_last_read() {
     let span = TextRange::default();
     let mut report = Report::default();
     let mut machine = GpuMachine::new(&gpu, &mut report).expect("a machine");
-    for (dying, copied) in [(&[][..], (n + part) * 4), (&[0][..], part * 4)] {
+    // Held elsewhere, dying, and dying but shared with another variable (slot 3).
+    for (dying, shared, copied) in
+        [(&[][..], false, (n + part) * 4), (&[0][..], false, part * 4), (&[0][..], true, (n + part) * 4)]
+    {
         let mut frame: Frame<DeviceValue> = [&dst, &at, &src]
             .into_iter()
             .map(|v| Some(machine.upload(v.clone(), span).expect("uploads")))
             .collect();
+        if shared {
+            frame.push(frame[0].clone());
+        }
         let before = gpu.stats().bytes_copied;
         let result =
             machine.op(&mut NoFiles, &write, Some(Scalar::I32), &mut frame, dying, span).expect("runs");
-        assert_eq!(gpu.stats().bytes_copied - before, copied as u64, "dying: {dying:?}");
+        assert_eq!(gpu.stats().bytes_copied - before, copied as u64, "dying: {dying:?}, shared: {shared}");
         assert_eq!(
             frame[0].is_none(),
             !dying.is_empty(),
