@@ -344,22 +344,22 @@ fn fused_kernels_run_as_one_chunked_pass() {
 /// A long float sum in a fused kernel run as chunked passes is grouped as documented: each
 /// chunk of 4,096 elements folds into eight interleaved lanes (element `i` into lane `i % 8`,
 /// the lanes then added in order, then the chunk's last elements), and the chunks' partial
-/// sums are added in order. Checked bit for bit against that grouping written out here.
+/// sums are added in order. Checked bit for bit against each chunk's `kernels::reduce_chunk`
+/// (whose lanes the executor's unit test checks against the grouping written out by hand),
+/// added in order here.
 #[test]
 fn a_long_float_sum_in_a_fused_kernel_folds_each_chunk_in_lanes() {
+    use weft_exec::cpu::{FlatValue, ScalarValue, kernels};
+    use weft_flat::ir::ReduceOp;
     let n = 20_000;
     let source = format!("print(sum([(f32(i % 7) * 0.013 + 0.1) * 2.0 for i in range({n})]))\n");
     let (counters, out) = counted(&source);
     assert!(counters.fused_kernels >= 1, "the sum ran op by op: {:?}", counters.per_op);
     let terms: Vec<f32> = (0..n).map(|i| ((i % 7) as f32 * 0.013 + 0.1) * 2.0).collect();
     let in_order = |xs: &[f32]| xs.iter().fold(0.0f32, |a, &x| a + x);
-    let laned = |xs: &[f32]| {
-        let whole = xs.len() / 8 * 8;
-        let mut lanes = [0.0f32; 8];
-        for (i, &x) in xs[..whole].iter().enumerate() {
-            lanes[i % 8] += x;
-        }
-        in_order(&lanes) + in_order(&xs[whole..])
+    let laned = |xs: &[f32]| match kernels::reduce_chunk(ReduceOp::Add, &FlatValue::f32s(xs.to_vec())) {
+        Ok(FlatValue::Scalar(ScalarValue::F32(sum))) => sum,
+        other => panic!("a chunk's f32 sum, not {other:?}"),
     };
     let partials: Vec<f32> = terms.chunks(4_096).map(laned).collect();
     let expected = in_order(&partials);
