@@ -8,6 +8,7 @@
 use std::cmp::Ordering;
 use std::ops::Range;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 use rayon::prelude::*;
 
@@ -386,8 +387,13 @@ pub fn select(c: &FlatValue, a: &FlatValue, b: &FlatValue) -> KResult<FlatValue>
         return internal("select of two types");
     }
     each_scalar_type!(a.ty(), T, {
-        let (x, y) = (arg::<T>(a)?, arg::<T>(b)?);
-        out(shape, par_map_idx(n, |i| if cond.get(i) { x.get(i) } else { y.get(i) }))
+        match (cond, arg::<T>(a)?, arg::<T>(b)?) {
+            // The common case, as one loop over three slices: a partition's merge.
+            (Arg::V(cs), Arg::V(xs), Arg::V(ys)) if n < PAR_THRESHOLD => {
+                out(shape, cs.iter().zip(xs).zip(ys).map(|((&c, &x), &y)| if c { x } else { y }).collect())
+            }
+            (_, x, y) => out(shape, par_map_idx(n, |i| if cond.get(i) { x.get(i) } else { y.get(i) })),
+        }
     })
 }
 
@@ -680,28 +686,66 @@ fn in_range(i: i64, len: usize) -> Option<usize> {
 
 /// `xs[i]`, or the internal error of an index the flattener should have checked.
 fn element_at<T: Copy>(xs: &[T], i: i64) -> KResult<T> {
-    in_range(i, xs.len()).map(|p| xs[p]).ok_or_else(|| {
-        internal::<()>(format!("gather index {i} out of range for {} elements", xs.len())).unwrap_err()
-    })
+    picked_at(xs, i).ok_or_else(|| out_of_range(i, xs.len()))
 }
 
-/// The vector of `get(k)` for `k` in `0..n`, in parallel above the threshold.
-fn gathered<T: Elem>(n: usize, get: impl Fn(usize) -> KResult<T> + Sync + Send) -> KResult<FlatValue> {
-    let all: KResult<Vec<T>> = if n >= PAR_THRESHOLD {
+/// `xs[i]`, or `None` for an index out of range.
+#[inline]
+fn picked_at<T: Copy>(xs: &[T], i: i64) -> Option<T> {
+    usize::try_from(i).ok().and_then(|p| xs.get(p)).copied()
+}
+
+/// The vector of `pick(k)` for `k` in `0..n`, in parallel above the threshold; the internal
+/// error of the first `k` that picks nothing (an index the flattener should have checked).
+///
+/// One tight loop into a vector of the exact size: collecting `KResult`s instead grows the
+/// vector by doubling and tests every element twice, which made gathers the better part of a
+/// quicksort's time. A failed pick writes a zero and raises a flag; the error is looked for
+/// only once the flag is up.
+fn gathered<T: Elem>(
+    n: usize,
+    pick: impl Fn(usize) -> Option<T> + Sync + Send,
+    error: impl Fn(usize) -> Fail,
+) -> KResult<FlatValue> {
+    let failed = AtomicBool::new(false);
+    let get = |k| {
+        pick(k).unwrap_or_else(|| {
+            failed.store(true, AtomicOrdering::Relaxed);
+            T::zero()
+        })
+    };
+    let all: Vec<T> = if n >= PAR_THRESHOLD {
         (0..n).into_par_iter().map(get).collect()
     } else {
         (0..n).map(get).collect()
     };
-    Ok(FlatValue::vector(T::wrap(all?)))
+    if failed.load(AtomicOrdering::Relaxed)
+        && let Some(k) = (0..n).find(|&k| pick(k).is_none())
+    {
+        return Err(error(k));
+    }
+    Ok(FlatValue::vector(T::wrap(all)))
+}
+
+/// The internal error of a gather index out of range.
+#[cold]
+fn out_of_range(i: i64, len: usize) -> Fail {
+    internal::<()>(format!("gather index {i} out of range for {len} elements")).unwrap_err()
 }
 
 pub fn gather(src: &FlatValue, index: &FlatValue) -> KResult<FlatValue> {
     let src = buffer(src)?;
     let idx = int_arg(index)?;
     each_buffer!(src, xs, T, {
-        match (index, idx) {
-            (FlatValue::Scalar(_), IntArg::S(i)) => Ok(FlatValue::Scalar(element_at(xs, i)?.scalar())),
-            _ => gathered(index.vector_len().unwrap_or(0), |k| element_at(xs, idx.get(k))),
+        let len = xs.len();
+        match idx {
+            IntArg::S(i) => Ok(FlatValue::Scalar(element_at(xs, i)?.scalar())),
+            IntArg::V32(ix) => gathered(
+                ix.len(),
+                |k| picked_at(xs, i64::from(ix[k])),
+                |k| out_of_range(i64::from(ix[k]), len),
+            ),
+            IntArg::V64(ix) => gathered(ix.len(), |k| picked_at(xs, ix[k]), |k| out_of_range(ix[k], len)),
         }
     })
 }
@@ -722,7 +766,8 @@ pub fn gather_either(
     }
     each_buffer!(a, xs, T, {
         let ys = T::slice(b).unwrap_or_default();
-        gathered(n, |k| element_at(if picks.get(k) { &xs[..] } else { ys }, idx.get(k)))
+        let source = |k| if picks.get(k) { &xs[..] } else { ys };
+        gathered(n, |k| picked_at(source(k), idx.get(k)), |k| out_of_range(idx.get(k), source(k).len()))
     })
 }
 
@@ -813,12 +858,37 @@ pub fn pack(src: &FlatValue, flags: &FlatValue) -> KResult<FlatValue> {
     }
     each_buffer!(src, xs, T, {
         let v: Vec<T> = if xs.len() >= PAR_THRESHOLD {
-            xs.par_iter().zip(flags).filter(|(_, f)| **f).map(|(x, _)| *x).collect()
+            pack_par(xs, flags)
         } else {
             xs.iter().zip(flags).filter(|(_, f)| **f).map(|(x, _)| *x).collect()
         };
         Ok(FlatValue::vector(T::wrap(v)))
     })
+}
+
+/// `pack` of a long vector in two parallel passes over chunks: each chunk counts its kept
+/// elements, then copies them to where the counts before it say, in a result allocated once.
+/// (A parallel `filter` collects a list of vectors and copies them again.)
+fn pack_par<T: Elem>(xs: &[T], flags: &[bool]) -> Vec<T> {
+    let counts: Vec<usize> =
+        flags.par_chunks(CHUNK).map(|f| f.iter().filter(|&&kept| kept).count()).collect();
+    let mut out = vec![T::zero(); counts.iter().sum()];
+    let mut pieces = Vec::with_capacity(counts.len());
+    let mut rest = &mut out[..];
+    for &count in &counts {
+        let (piece, after) = rest.split_at_mut(count);
+        pieces.push(piece);
+        rest = after;
+    }
+    pieces.into_par_iter().zip(xs.par_chunks(CHUNK).zip(flags.par_chunks(CHUNK))).for_each(
+        |(piece, (xs, flags))| {
+            let kept = xs.iter().zip(flags).filter(|(_, kept)| **kept);
+            for (slot, (&x, _)) in piece.iter_mut().zip(kept) {
+                *slot = x;
+            }
+        },
+    );
+    out
 }
 
 // ---------------------------------------------------------------------------------------------
