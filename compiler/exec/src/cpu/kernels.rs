@@ -204,25 +204,41 @@ fn map2<A: Elem, B: Elem, R: Send>(
 }
 
 /// `map2` for a fallible function: the error is the one of the first failing element.
-fn try_map2<A: Elem, B: Elem, R: Send>(
+fn try_map2<A: Elem, B: Elem, R: Elem>(
     n: usize,
     a: Arg<A>,
     b: Arg<B>,
     f: impl Fn(A, B) -> KResult<R> + Sync + Send,
 ) -> KResult<Vec<R>> {
-    if n < PAR_THRESHOLD {
-        return (0..n).map(|i| f(a.get(i), b.get(i))).collect();
+    let failed = Failed::default();
+    let all = map2(n, a, b, |x, y| failed.or_zero(f(x, y).ok()));
+    match failed.first(n, |i| f(a.get(i), b.get(i)).err()) {
+        Some(e) => Err(e),
+        None => Ok(all),
     }
-    let all: KResult<Vec<R>> = match (a, b) {
-        (Arg::V(xs), Arg::V(ys)) => xs.par_iter().zip(ys).map(|(&x, &y)| f(x, y)).collect(),
-        (Arg::V(xs), Arg::S(y)) => xs.par_iter().map(|&x| f(x, y)).collect(),
-        (Arg::S(x), Arg::V(ys)) => ys.par_iter().map(|&y| f(x, y)).collect(),
-        (Arg::S(x), Arg::S(y)) => (0..n).into_par_iter().map(|_| f(x, y)).collect(),
-    };
-    all.map_err(|e| {
-        let first = (0..n).into_par_iter().find_map_first(|i| f(a.get(i), b.get(i)).err());
-        first.unwrap_or(e)
-    })
+}
+
+/// Whether an element of a kernel failed. The kernel writes a zero in its place and carries on,
+/// in one tight loop into a vector of the exact size; only once an element has failed does it
+/// look for the first error. (Collecting `KResult`s instead grows the vector by doubling and
+/// tests every element twice: that made gathers the better part of a quicksort's time.)
+#[derive(Default)]
+struct Failed(AtomicBool);
+
+impl Failed {
+    #[inline]
+    fn or_zero<T: Elem>(&self, value: Option<T>) -> T {
+        value.unwrap_or_else(|| {
+            self.0.store(true, AtomicOrdering::Relaxed);
+            T::zero()
+        })
+    }
+
+    /// The error of the first of `0..n` that fails, if any failed.
+    #[cold]
+    fn first<E>(&self, n: usize, error: impl Fn(usize) -> Option<E>) -> Option<E> {
+        if self.0.load(AtomicOrdering::Relaxed) { (0..n).find_map(error) } else { None }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -697,34 +713,17 @@ fn picked_at<T: Copy>(xs: &[T], i: i64) -> Option<T> {
 
 /// The vector of `pick(k)` for `k` in `0..n`, in parallel above the threshold; the internal
 /// error of the first `k` that picks nothing (an index the flattener should have checked).
-///
-/// One tight loop into a vector of the exact size: collecting `KResult`s instead grows the
-/// vector by doubling and tests every element twice, which made gathers the better part of a
-/// quicksort's time. A failed pick writes a zero and raises a flag; the error is looked for
-/// only once the flag is up.
 fn gathered<T: Elem>(
     n: usize,
     pick: impl Fn(usize) -> Option<T> + Sync + Send,
     error: impl Fn(usize) -> Fail,
 ) -> KResult<FlatValue> {
-    let failed = AtomicBool::new(false);
-    let get = |k| {
-        pick(k).unwrap_or_else(|| {
-            failed.store(true, AtomicOrdering::Relaxed);
-            T::zero()
-        })
-    };
-    let all: Vec<T> = if n >= PAR_THRESHOLD {
-        (0..n).into_par_iter().map(get).collect()
-    } else {
-        (0..n).map(get).collect()
-    };
-    if failed.load(AtomicOrdering::Relaxed)
-        && let Some(k) = (0..n).find(|&k| pick(k).is_none())
-    {
-        return Err(error(k));
+    let failed = Failed::default();
+    let all = par_map_idx(n, |k| failed.or_zero(pick(k)));
+    match failed.first(n, |k| pick(k).is_none().then(|| error(k))) {
+        Some(e) => Err(e),
+        None => Ok(FlatValue::vector(T::wrap(all))),
     }
-    Ok(FlatValue::vector(T::wrap(all)))
 }
 
 /// The internal error of a gather index out of range.
