@@ -1,7 +1,8 @@
 //! Fused kernels (`ir::StmtKind::Kernel`) on the CPU executor: one pass over the kernel's index
 //! space, in chunks of `CHUNK` elements that stay in cache, in parallel over chunks with rayon.
 //! A chunk flows through every op of the kernel before the next chunk starts: its inputs are
-//! read once, its intermediates live only as long as the chunk, and only the kernel's outputs
+//! read once (element-wise ops read their chunk of an input in place, `kernels::Window`; other
+//! ops read a copy of it), its intermediates live only as long as the chunk, and only the kernel's outputs
 //! are written out in full, straight into their final vectors. A reduction keeps one partial
 //! per chunk and combines them in order. So what the fusion plan shows is what runs here, as
 //! on the GPU.
@@ -283,6 +284,31 @@ impl<'k> Chunked<'k> {
         Ok(slots)
     }
 
+    /// The operands of an element-wise op, each input's chunk a window of it read in place
+    /// (`kernels::Window`): `None` for other ops, and where an operand is a progression, which
+    /// the op-at-a-time path computes.
+    fn windows<'a>(
+        &'a self,
+        op: &Op,
+        local: &'a HashMap<VarId, FlatValue>,
+        range: &std::ops::Range<usize>,
+    ) -> Option<Vec<kernels::Window<'a>>> {
+        if !kernels::takes_windows(op) {
+            return None;
+        }
+        op.operands()
+            .iter()
+            .map(|v| {
+                let window = match (local.get(v), self.sliced.get(v)) {
+                    (Some(value), _) => kernels::Window { value, range: None },
+                    (None, Some(value)) => kernels::Window { value, range: Some(range.clone()) },
+                    (None, None) => kernels::Window { value: self.whole.get(v)?, range: None },
+                };
+                (!matches!(window.value, FlatValue::Progression(_))).then_some(window)
+            })
+            .collect()
+    }
+
     /// Runs the members on `range` of the index space and writes the chunk's part of each of
     /// `wanted` into its slot.
     fn chunk(&self, range: std::ops::Range<usize>, wanted: &[VarId], slots: &mut [Slot<'_>]) -> KResult<()> {
@@ -291,6 +317,12 @@ impl<'k> Chunked<'k> {
         for &(op, dest) in &self.members {
             let value = match op {
                 Op::Iota { .. } => Some(FlatValue::i32s(range.clone().map(|i| i as i32).collect())),
+                _ if let Some(windows) = self.windows(op, &local, &range) => {
+                    match kernels::element_wise(op, &windows) {
+                        Some(result) => Some(result?),
+                        None => return kernels::internal(format!("{} in place", op.name())),
+                    }
+                }
                 _ => {
                     let mut args = Vec::with_capacity(4);
                     for (k, &v) in op.operands().iter().enumerate() {

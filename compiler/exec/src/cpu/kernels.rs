@@ -53,17 +53,70 @@ impl<T: Elem> Arg<'_, T> {
     }
 }
 
-pub fn arg<T: Elem>(v: &FlatValue) -> KResult<Arg<'_, T>> {
-    match v {
-        FlatValue::Scalar(s) => match T::from_scalar(*s) {
-            Some(x) => Ok(Arg::S(x)),
-            None => internal(format!("a {} scalar where {} is expected", s.ty().name(), T::TY.name())),
-        },
-        FlatValue::Vector(b) => match T::slice(b) {
-            Some(xs) => Ok(Arg::V(xs)),
-            None => internal(format!("a {} vector where {} is expected", b.ty().name(), T::TY.name())),
-        },
-        FlatValue::Progression(_) => unwritten(),
+pub fn arg<T: Elem>(v: &impl Operand) -> KResult<Arg<'_, T>> {
+    v.arg()
+}
+
+/// An operand of an element-wise kernel (`element_wise`): a value, or a window of one.
+pub trait Operand {
+    fn ty(&self) -> Scalar;
+    fn vector_len(&self) -> Option<usize>;
+    fn arg<T: Elem>(&self) -> KResult<Arg<'_, T>>;
+}
+
+impl Operand for FlatValue {
+    fn ty(&self) -> Scalar {
+        FlatValue::ty(self)
+    }
+
+    fn vector_len(&self) -> Option<usize> {
+        FlatValue::vector_len(self)
+    }
+
+    fn arg<T: Elem>(&self) -> KResult<Arg<'_, T>> {
+        match self {
+            FlatValue::Scalar(s) => match T::from_scalar(*s) {
+                Some(x) => Ok(Arg::S(x)),
+                None => internal(format!("a {} scalar where {} is expected", s.ty().name(), T::TY.name())),
+            },
+            FlatValue::Vector(b) => match T::slice(b) {
+                Some(xs) => Ok(Arg::V(xs)),
+                None => internal(format!("a {} vector where {} is expected", b.ty().name(), T::TY.name())),
+            },
+            FlatValue::Progression(_) => unwritten(),
+        }
+    }
+}
+
+/// Elements `range` of a vector, read in place, or a whole value (`range` is `None`): a fused
+/// kernel's chunk of one of its inputs (`cpu::fused`), which is then never copied.
+#[derive(Debug, Clone)]
+pub struct Window<'a> {
+    pub value: &'a FlatValue,
+    pub range: Option<Range<usize>>,
+}
+
+impl Operand for Window<'_> {
+    fn ty(&self) -> Scalar {
+        self.value.ty()
+    }
+
+    fn vector_len(&self) -> Option<usize> {
+        match &self.range {
+            Some(range) => Some(range.len()),
+            None => self.value.vector_len(),
+        }
+    }
+
+    fn arg<T: Elem>(&self) -> KResult<Arg<'_, T>> {
+        match (self.value.arg()?, &self.range) {
+            (Arg::V(xs), Some(range)) => match xs.get(range.clone()) {
+                Some(window) => Ok(Arg::V(window)),
+                None => internal(format!("elements {range:?} of a vector of {}", xs.len())),
+            },
+            (Arg::S(_), Some(_)) => internal("a window of a scalar"),
+            (whole, None) => Ok(whole),
+        }
     }
 }
 
@@ -146,7 +199,7 @@ fn int_arg(v: &FlatValue) -> KResult<IntArg<'_>> {
 }
 
 /// The common length of the vector operands (`None` when all are scalars).
-pub fn common_len(vals: &[&FlatValue]) -> KResult<Option<usize>> {
+pub fn common_len<V: Operand>(vals: &[&V]) -> KResult<Option<usize>> {
     let mut n = None;
     for v in vals {
         if let Some(m) = v.vector_len() {
@@ -244,7 +297,7 @@ impl Failed {
 // ---------------------------------------------------------------------------------------------
 // Unary, binary, select, cast, math
 
-pub fn unary(op: UnaryOp, a: &FlatValue) -> KResult<FlatValue> {
+pub fn unary<V: Operand>(op: UnaryOp, a: &V) -> KResult<FlatValue> {
     let shape = common_len(&[a])?;
     let n = shape.unwrap_or(1);
     match (op, a.ty()) {
@@ -382,7 +435,7 @@ fn binary_bool(
     }
 }
 
-pub fn binary(op: BinaryOp, a: &FlatValue, b: &FlatValue) -> KResult<FlatValue> {
+pub fn binary<V: Operand>(op: BinaryOp, a: &V, b: &V) -> KResult<FlatValue> {
     let shape = common_len(&[a, b])?;
     let n = shape.unwrap_or(1);
     match (a.ty(), b.ty()) {
@@ -395,7 +448,7 @@ pub fn binary(op: BinaryOp, a: &FlatValue, b: &FlatValue) -> KResult<FlatValue> 
     }
 }
 
-pub fn select(c: &FlatValue, a: &FlatValue, b: &FlatValue) -> KResult<FlatValue> {
+pub fn select<V: Operand>(c: &V, a: &V, b: &V) -> KResult<FlatValue> {
     let shape = common_len(&[c, a, b])?;
     let n = shape.unwrap_or(1);
     let cond = arg::<bool>(c)?;
@@ -427,7 +480,7 @@ macro_rules! cast_number {
 }
 
 /// `ops::cast`: floats to integers truncate and saturate, integers wrap, `bool(x)` is `x != 0`.
-pub fn cast(to: Scalar, a: &FlatValue) -> KResult<FlatValue> {
+pub fn cast<V: Operand>(to: Scalar, a: &V) -> KResult<FlatValue> {
     let shape = common_len(&[a])?;
     let n = shape.unwrap_or(1);
     match a.ty() {
@@ -448,7 +501,7 @@ pub fn cast(to: Scalar, a: &FlatValue) -> KResult<FlatValue> {
     }
 }
 
-fn float_fn(f: MathFn, shape: Option<usize>, n: usize, a: &FlatValue) -> KResult<FlatValue> {
+fn float_fn<V: Operand>(f: MathFn, shape: Option<usize>, n: usize, a: &V) -> KResult<FlatValue> {
     macro_rules! apply {
         ($t:ty, $erf:path, $ln:path) => {{
             let a = arg::<$t>(a)?;
@@ -476,11 +529,11 @@ fn float_fn(f: MathFn, shape: Option<usize>, n: usize, a: &FlatValue) -> KResult
     }
 }
 
-pub fn math(f: MathFn, args: &[FlatValue]) -> KResult<FlatValue> {
+pub fn math<V: Operand>(f: MathFn, args: &[V]) -> KResult<FlatValue> {
     if args.len() != f.arity() {
         return internal(format!("{} with {} operands", f.name(), args.len()));
     }
-    let refs: Vec<&FlatValue> = args.iter().collect();
+    let refs: Vec<&V> = args.iter().collect();
     let shape = common_len(&refs)?;
     let n = shape.unwrap_or(1);
     let a = &args[0];
@@ -1423,6 +1476,31 @@ pub fn literal(lit: &Literal) -> KResult<FlatValue> {
 
 /// Runs every op but `Load` on its operands (in `Op::operands` order): `Some` value, or `None`
 /// for a check.
+/// An element-wise op (unary, binary, select, cast, math) on operands that may be windows of
+/// vectors read in place: `None` for any other op.
+pub fn element_wise<V: Operand>(op: &Op, args: &[V]) -> Option<KResult<FlatValue>> {
+    let a = |i: usize| match args.get(i) {
+        Some(v) => Ok(v),
+        None => internal(format!("{} is missing operand {i}", op.name())),
+    };
+    let run = || -> KResult<FlatValue> {
+        match op {
+            Op::Unary(u, _) => unary(*u, a(0)?),
+            Op::Binary(b, _, _) => binary(*b, a(0)?, a(1)?),
+            Op::Select(..) => select(a(0)?, a(1)?, a(2)?),
+            Op::Cast(to, _) => cast(*to, a(0)?),
+            Op::Math(f, _) => math(*f, args),
+            _ => internal(format!("{} is not element-wise", op.name())),
+        }
+    };
+    takes_windows(op).then(run)
+}
+
+/// Whether `element_wise` runs `op`, on windows of its operands.
+pub fn takes_windows(op: &Op) -> bool {
+    matches!(op, Op::Unary(..) | Op::Binary(..) | Op::Select(..) | Op::Cast(..) | Op::Math(..))
+}
+
 pub fn run_op(op: &Op, args: &[FlatValue]) -> KResult<Option<FlatValue>> {
     let a = |i: usize| match args.get(i) {
         Some(v) => Ok(v),
@@ -1430,11 +1508,12 @@ pub fn run_op(op: &Op, args: &[FlatValue]) -> KResult<Option<FlatValue>> {
     };
     Ok(Some(match op {
         Op::Const(lit) => literal(lit)?,
-        Op::Unary(u, _) => unary(*u, a(0)?)?,
-        Op::Binary(b, _, _) => binary(*b, a(0)?, a(1)?)?,
-        Op::Select(..) => select(a(0)?, a(1)?, a(2)?)?,
-        Op::Cast(to, _) => cast(*to, a(0)?)?,
-        Op::Math(f, _) => math(*f, args)?,
+        Op::Unary(..) | Op::Binary(..) | Op::Select(..) | Op::Cast(..) | Op::Math(..) => {
+            match element_wise(op, args) {
+                Some(result) => result?,
+                None => return internal(format!("{} is not element-wise", op.name())),
+            }
+        }
         Op::Replicate { .. } => replicate(a(0)?, a(1)?)?,
         Op::Iota { .. } => iota(a(0)?)?,
         Op::SegIota { .. } | Op::SegIds { .. } => {

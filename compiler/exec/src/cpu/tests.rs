@@ -207,6 +207,41 @@ fn mismatched_vector_lengths_are_internal_errors() {
 }
 
 #[test]
+fn element_wise_ops_on_windows_read_their_chunk_in_place() {
+    use kernels::Window;
+    let xs: Vec<f32> = (0..10_000).map(|i| i as f32 * 0.5).collect();
+    let ys: Vec<f32> = (0..10_000).map(|i| 3.0 - i as f32).collect();
+    let (x, y) = (FlatValue::f32s(xs.clone()), FlatValue::f32s(ys.clone()));
+    let range = 4_096..8_192;
+    let chunk = |v: &[f32]| FlatValue::f32s(v[range.clone()].to_vec());
+    let window = |value| Window { value, range: Some(range.clone()) };
+    let two = FlatValue::Scalar(ScalarValue::F32(2.0));
+    let whole = |value| Window { value, range: None };
+    // Each op on the windows gives what it gives on copies of the chunk.
+    let ops = [
+        Op::Binary(BinaryOp::Mul, 0, 1),
+        Op::Binary(BinaryOp::Lt, 0, 1),
+        Op::Math(MathFn::Max, vec![0, 1]),
+        Op::Unary(weft_core::UnaryOp::Neg, 0),
+        Op::Cast(Scalar::I32, 0),
+    ];
+    for op in &ops {
+        let arity = op.operands().len();
+        let in_place = kernels::element_wise(op, &[window(&x), window(&y)][..arity]).expect("element-wise");
+        let copied = kernels::run_op(op, &[chunk(&xs), chunk(&ys)][..arity]).unwrap().expect("a value");
+        assert_eq!(in_place.unwrap(), copied, "{}", op.name());
+    }
+    // A window and a whole scalar mix, as a chunk's input and a kernel's constant do.
+    let scaled = kernels::element_wise(&Op::Binary(BinaryOp::Mul, 0, 1), &[window(&x), whole(&two)]).unwrap();
+    assert_eq!(scaled.unwrap(), FlatValue::f32s(xs[range.clone()].iter().map(|v| v * 2.0).collect()));
+    // Other ops are not run on windows, and a window past the end is an internal error.
+    assert!(kernels::element_wise(&Op::Reduce { op: ReduceOp::Add, src: 0 }, &[window(&x)]).is_none());
+    let past = Window { value: &x, range: Some(9_000..12_000) };
+    let err = kernels::element_wise(&Op::Unary(weft_core::UnaryOp::Neg, 0), &[past]).unwrap().unwrap_err();
+    assert_eq!(err.code, Code::InternalError);
+}
+
+#[test]
 fn gathers_selects_and_packs_match_their_definitions_short_and_long() {
     for n in [1_000usize, 100_003] {
         let xs: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(7_919) % 1_000).collect();
