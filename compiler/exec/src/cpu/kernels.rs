@@ -265,10 +265,8 @@ fn try_map2<A: Elem, B: Elem, R: Elem>(
 ) -> KResult<Vec<R>> {
     let failed = Failed::default();
     let all = map2(n, a, b, |x, y| failed.or_zero(f(x, y).ok()));
-    match failed.first(n, |i| f(a.get(i), b.get(i)).err()) {
-        Some(e) => Err(e),
-        None => Ok(all),
-    }
+    failed.check(n, |i| f(a.get(i), b.get(i)).err())?;
+    Ok(all)
 }
 
 /// Whether an element of a kernel failed. The kernel writes a zero in its place and carries on,
@@ -287,11 +285,19 @@ impl Failed {
         })
     }
 
-    /// The error of the first of `0..n` that fails, if any failed.
-    #[cold]
-    fn first<E>(&self, n: usize, error: impl Fn(usize) -> Option<E>) -> Option<E> {
-        if self.0.load(AtomicOrdering::Relaxed) { (0..n).find_map(error) } else { None }
+    /// `Ok` if no element failed; else the error of the first of `0..n` that fails, in order,
+    /// as the interpreter reports it.
+    #[inline]
+    fn check(&self, n: usize, error: impl Fn(usize) -> Option<Fail>) -> KResult<()> {
+        if self.0.load(AtomicOrdering::Relaxed) { Err(first_error(n, error)) } else { Ok(()) }
     }
+}
+
+#[cold]
+fn first_error(n: usize, error: impl Fn(usize) -> Option<Fail>) -> Fail {
+    (0..n)
+        .find_map(error)
+        .unwrap_or_else(|| internal::<()>("a kernel's element failed, and then did not").unwrap_err())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -773,10 +779,8 @@ fn gathered<T: Elem>(
 ) -> KResult<FlatValue> {
     let failed = Failed::default();
     let all = par_map_idx(n, |k| failed.or_zero(pick(k)));
-    match failed.first(n, |k| pick(k).is_none().then(|| error(k))) {
-        Some(e) => Err(e),
-        None => Ok(FlatValue::vector(T::wrap(all))),
-    }
+    failed.check(n, |k| pick(k).is_none().then(|| error(k)))?;
+    Ok(FlatValue::vector(T::wrap(all)))
 }
 
 /// The internal error of a gather index out of range.
@@ -810,7 +814,7 @@ pub fn gather_either(
     from_first: &FlatValue,
     index: &FlatValue,
 ) -> KResult<FlatValue> {
-    let n = index.vector_len().unwrap_or(1);
+    let n = common_len(&[from_first, index])?.unwrap_or(1);
     let (picks, idx) = (arg::<bool>(from_first)?, int_arg(index)?);
     let (a, b) = (buffer(first)?, buffer(second)?);
     if a.ty() != b.ty() {
@@ -1474,8 +1478,6 @@ pub fn literal(lit: &Literal) -> KResult<FlatValue> {
     }
 }
 
-/// Runs every op but `Load` on its operands (in `Op::operands` order): `Some` value, or `None`
-/// for a check.
 /// An element-wise op (unary, binary, select, cast, math) on operands that may be windows of
 /// vectors read in place: `None` for any other op.
 pub fn element_wise<V: Operand>(op: &Op, args: &[V]) -> Option<KResult<FlatValue>> {
@@ -1496,12 +1498,18 @@ pub fn element_wise<V: Operand>(op: &Op, args: &[V]) -> Option<KResult<FlatValue
     takes_windows(op).then(run)
 }
 
-/// Whether `element_wise` runs `op`, on windows of its operands.
+/// Whether `element_wise` runs `op`, on windows of its operands: the element-wise ops but the
+/// random ones, whose kernels take whole values (a chunk copies its slice of an input for them).
 pub fn takes_windows(op: &Op) -> bool {
     matches!(op, Op::Unary(..) | Op::Binary(..) | Op::Select(..) | Op::Cast(..) | Op::Math(..))
 }
 
+/// Runs every op but `Load` on its operands (in `Op::operands` order): `Some` value, or `None`
+/// for a check.
 pub fn run_op(op: &Op, args: &[FlatValue]) -> KResult<Option<FlatValue>> {
+    if let Some(result) = element_wise(op, args) {
+        return result.map(Some);
+    }
     let a = |i: usize| match args.get(i) {
         Some(v) => Ok(v),
         None => internal(format!("{} is missing operand {i}", op.name())),
@@ -1509,10 +1517,7 @@ pub fn run_op(op: &Op, args: &[FlatValue]) -> KResult<Option<FlatValue>> {
     Ok(Some(match op {
         Op::Const(lit) => literal(lit)?,
         Op::Unary(..) | Op::Binary(..) | Op::Select(..) | Op::Cast(..) | Op::Math(..) => {
-            match element_wise(op, args) {
-                Some(result) => result?,
-                None => return internal(format!("{} is not element-wise", op.name())),
-            }
+            return internal(format!("{} outside `element_wise`", op.name()));
         }
         Op::Replicate { .. } => replicate(a(0)?, a(1)?)?,
         Op::Iota { .. } => iota(a(0)?)?,

@@ -234,6 +234,23 @@ fn element_wise_ops_on_windows_read_their_chunk_in_place() {
     // A window and a whole scalar mix, as a chunk's input and a kernel's constant do.
     let scaled = kernels::element_wise(&Op::Binary(BinaryOp::Mul, 0, 1), &[window(&x), whole(&two)]).unwrap();
     assert_eq!(scaled.unwrap(), FlatValue::f32s(xs[range.clone()].iter().map(|v| v * 2.0).collect()));
+    // A select whose branch is a scalar indexes its operands by the window's length.
+    let flags = FlatValue::vector(Buffer::Bool((0..10_000).map(|i| i % 3 == 0).collect()));
+    let picked =
+        kernels::element_wise(&Op::Select(0, 1, 2), &[window(&flags), window(&x), whole(&two)]).unwrap();
+    let expected = range.clone().map(|i| if i % 3 == 0 { xs[i] } else { 2.0 }).collect();
+    assert_eq!(picked.unwrap(), FlatValue::f32s(expected));
+    // A float function, and one of an integer operand (cast first), read the window too.
+    let roots = kernels::element_wise(&Op::Math(MathFn::Sqrt, vec![0]), &[window(&x)]).unwrap();
+    assert_eq!(roots.unwrap(), FlatValue::f32s(xs[range.clone()].iter().map(|v| v.sqrt()).collect()));
+    let ints = FlatValue::i32s((0..10_000).collect());
+    let roots = kernels::element_wise(&Op::Math(MathFn::Sqrt, vec![0]), &[window(&ints)]).unwrap();
+    assert_eq!(roots.unwrap(), FlatValue::f32s(range.clone().map(|i| (i as f32).sqrt()).collect()));
+    // A checked integer op on windows reports the window's first failing element.
+    let divisors = FlatValue::i32s((0..10_000).map(|i| if i % 1_000 == 0 { 0 } else { 1 }).collect());
+    let op = Op::Binary(BinaryOp::FloorDiv, 0, 1);
+    let err = kernels::element_wise(&op, &[window(&ints), window(&divisors)]).unwrap().unwrap_err();
+    assert_eq!((err.code, err.message.as_str()), (Code::DivisionByZero, "division by zero: 5000 // 0"));
     // Other ops are not run on windows, and a window past the end is an internal error.
     assert!(kernels::element_wise(&Op::Reduce { op: ReduceOp::Add, src: 0 }, &[window(&x)]).is_none());
     let past = Window { value: &x, range: Some(9_000..12_000) };
