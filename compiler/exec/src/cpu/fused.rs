@@ -2,8 +2,8 @@
 //! space, in chunks of `CHUNK` elements that stay in cache, in parallel over chunks with rayon.
 //! A chunk flows through every op of the kernel before the next chunk starts: its inputs are
 //! read once (element-wise ops read their chunk of an input in place, `kernels::Window`; other
-//! ops read a copy of it), its intermediates live only as long as the chunk, and only the kernel's outputs
-//! are written out in full, straight into their final vectors. A reduction keeps one partial
+//! ops read a copy of it), its intermediates live only as long as the chunk, and only the
+//! kernel's outputs are written out in full, straight into their final vectors. A reduction keeps one partial
 //! per chunk and combines them in order. So what the fusion plan shows is what runs here, as
 //! on the GPU.
 //!
