@@ -317,11 +317,11 @@ impl<'k> Chunked<'k> {
         for &(op, dest) in &self.members {
             let value = match op {
                 Op::Iota { .. } => Some(FlatValue::i32s(range.clone().map(|i| i as i32).collect())),
-                _ if let Some(windows) = self.windows(op, &local, &range) => {
-                    match kernels::element_wise(op, &windows) {
-                        Some(result) => Some(result?),
-                        None => return kernels::internal(format!("{} in place", op.name())),
-                    }
+                _ if let Some(result) = self
+                    .windows(op, &local, &range)
+                    .and_then(|windows| kernels::element_wise(op, &windows)) =>
+                {
+                    Some(result?)
                 }
                 _ => {
                     let mut args = Vec::with_capacity(4);

@@ -767,7 +767,7 @@ fn element_at<T: Copy>(xs: &[T], i: i64) -> KResult<T> {
 /// `xs[i]`, or `None` for an index out of range.
 #[inline]
 fn picked_at<T: Copy>(xs: &[T], i: i64) -> Option<T> {
-    usize::try_from(i).ok().and_then(|p| xs.get(p)).copied()
+    in_range(i, xs.len()).map(|p| xs[p])
 }
 
 /// The vector of `pick(k)` for `k` in `0..n`, in parallel above the threshold; the internal
@@ -1481,25 +1481,28 @@ pub fn literal(lit: &Literal) -> KResult<FlatValue> {
 /// An element-wise op (unary, binary, select, cast, math) on operands that may be windows of
 /// vectors read in place: `None` for any other op.
 pub fn element_wise<V: Operand>(op: &Op, args: &[V]) -> Option<KResult<FlatValue>> {
-    let a = |i: usize| match args.get(i) {
-        Some(v) => Ok(v),
-        None => internal(format!("{} is missing operand {i}", op.name())),
-    };
-    let run = || -> KResult<FlatValue> {
-        match op {
-            Op::Unary(u, _) => unary(*u, a(0)?),
-            Op::Binary(b, _, _) => binary(*b, a(0)?, a(1)?),
-            Op::Select(..) => select(a(0)?, a(1)?, a(2)?),
-            Op::Cast(to, _) => cast(*to, a(0)?),
-            Op::Math(f, _) => math(*f, args),
-            _ => internal(format!("{} is not element-wise", op.name())),
-        }
-    };
-    takes_windows(op).then(run)
+    let a = |i: usize| operand(op, args, i);
+    Some(match op {
+        Op::Unary(u, _) => a(0).and_then(|x| unary(*u, x)),
+        Op::Binary(b, _, _) => a(0).and_then(|x| binary(*b, x, a(1)?)),
+        Op::Select(..) => a(0).and_then(|c| select(c, a(1)?, a(2)?)),
+        Op::Cast(to, _) => a(0).and_then(|x| cast(*to, x)),
+        Op::Math(f, _) => math(*f, args),
+        _ => return None,
+    })
 }
 
-/// Whether `element_wise` runs `op`, on windows of its operands: the element-wise ops but the
-/// random ones, whose kernels take whole values (a chunk copies its slice of an input for them).
+/// Operand `i` of `op`, or the internal error of a malformed op that lacks it.
+fn operand<'a, V>(op: &Op, args: &'a [V], i: usize) -> KResult<&'a V> {
+    match args.get(i) {
+        Some(v) => Ok(v),
+        None => internal(format!("{} is missing operand {i}", op.name())),
+    }
+}
+
+/// Whether `element_wise` runs `op`, on windows of its operands (the same ops its match names,
+/// asked before a chunk builds the windows): the element-wise ops but the random ones, whose
+/// kernels take whole values (a chunk copies its slice of an input for them).
 pub fn takes_windows(op: &Op) -> bool {
     matches!(op, Op::Unary(..) | Op::Binary(..) | Op::Select(..) | Op::Cast(..) | Op::Math(..))
 }
@@ -1510,10 +1513,7 @@ pub fn run_op(op: &Op, args: &[FlatValue]) -> KResult<Option<FlatValue>> {
     if let Some(result) = element_wise(op, args) {
         return result.map(Some);
     }
-    let a = |i: usize| match args.get(i) {
-        Some(v) => Ok(v),
-        None => internal(format!("{} is missing operand {i}", op.name())),
-    };
+    let a = |i: usize| operand(op, args, i);
     Ok(Some(match op {
         Op::Const(lit) => literal(lit)?,
         Op::Unary(..) | Op::Binary(..) | Op::Select(..) | Op::Cast(..) | Op::Math(..) => {

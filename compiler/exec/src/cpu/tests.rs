@@ -264,39 +264,30 @@ fn gathers_selects_and_packs_match_their_definitions_short_and_long() {
         let xs: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(7_919) % 1_000).collect();
         let ix: Vec<i32> = (0..n as i32).map(|i| (i * 31 + 5) % n as i32).collect();
         let flags: Vec<bool> = xs.iter().map(|x| x % 3 == 0).collect();
-        let (src, index) = (FlatValue::i32s(xs.clone()), FlatValue::i32s(ix.clone()));
+        let (src, index) = (i32s(&xs), i32s(&ix));
         let flag_values = FlatValue::vector(Buffer::Bool(flags.clone()));
-        let ints = |v: FlatValue| match v {
-            FlatValue::Vector(b) => match &*b {
-                Buffer::I32(v) => v.clone(),
-                other => panic!("i32s expected, got {other:?}"),
-            },
-            other => panic!("a vector expected, got {other:?}"),
-        };
 
-        let gathered = ints(kernels::gather(&src, &index).unwrap());
-        assert_eq!(gathered, ix.iter().map(|&i| xs[i as usize]).collect::<Vec<_>>());
+        let gathered = kernels::gather(&src, &index).unwrap();
+        assert_eq!(gathered, FlatValue::i32s(ix.iter().map(|&i| xs[i as usize]).collect()));
 
         let negated: Vec<i32> = xs.iter().map(|x| -x).collect();
-        let either =
-            kernels::gather_either(&src, &FlatValue::i32s(negated.clone()), &flag_values, &index).unwrap();
-        let expected: Vec<i32> =
-            (0..n).map(|k| if flags[k] { xs[ix[k] as usize] } else { negated[ix[k] as usize] }).collect();
-        assert_eq!(ints(either), expected);
+        let either = kernels::gather_either(&src, &i32s(&negated), &flag_values, &index).unwrap();
+        let expected = (0..n).map(|k| if flags[k] { xs[ix[k] as usize] } else { negated[ix[k] as usize] });
+        assert_eq!(either, FlatValue::i32s(expected.collect()));
 
-        let selected = kernels::select(&flag_values, &src, &FlatValue::i32s(negated.clone())).unwrap();
-        let expected: Vec<i32> = (0..n).map(|k| if flags[k] { xs[k] } else { negated[k] }).collect();
-        assert_eq!(ints(selected), expected);
+        let selected = kernels::select(&flag_values, &src, &i32s(&negated)).unwrap();
+        let expected = (0..n).map(|k| if flags[k] { xs[k] } else { negated[k] });
+        assert_eq!(selected, FlatValue::i32s(expected.collect()));
 
-        let packed = ints(kernels::pack(&src, &flag_values).unwrap());
-        let expected: Vec<i32> = xs.iter().zip(&flags).filter(|(_, f)| **f).map(|(x, _)| *x).collect();
-        assert_eq!(packed, expected);
+        let packed = kernels::pack(&src, &flag_values).unwrap();
+        let expected = xs.iter().zip(&flags).filter(|(_, f)| **f).map(|(x, _)| *x);
+        assert_eq!(packed, FlatValue::i32s(expected.collect()));
 
         // An index out of range names the first one, whether it is read in parallel or not.
         let mut bad = ix.clone();
         bad[n / 2] = -1;
         bad[n - 1] = n as i32;
-        let error = kernels::gather(&src, &FlatValue::i32s(bad)).unwrap_err();
+        let error = kernels::gather(&src, &i32s(&bad)).unwrap_err();
         assert!(
             error.message.contains(&format!("gather index -1 out of range for {n} elements")),
             "{}",
