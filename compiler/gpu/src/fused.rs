@@ -277,7 +277,8 @@ impl GpuMachine<'_, '_> {
 
     /// The number of elements the kernel runs over: the length of the vectors it reads
     /// element by element (a bound, with the device count of one whose exact length is still
-    /// on the device), or the count of its `iota` or `replicate`.
+    /// on the device), or the count of its `iota` or `replicate` (a bound, where that count
+    /// is still on the device).
     fn index_space(
         &mut self,
         kernel: &FusedKernel,
@@ -302,7 +303,7 @@ impl GpuMachine<'_, '_> {
             if let StmtKind::Op { op: Op::Iota { len } | Op::Replicate { len, .. }, .. } = &stmt.kind {
                 let at = inputs.iter().position(|v| v == len);
                 if let Some(value) = at.map(|k| values[k].clone()) {
-                    return self.host_count(&value, span).map(|n| Some((n, None)));
+                    return self.extent_of(&value, span).map(|(n, count)| Some((n, count)));
                 }
             }
         }

@@ -335,6 +335,10 @@ pub(crate) struct GpuMachine<'g, 'r> {
     /// their values once a read-back has brought them: every read-back brings the unread
     /// ones, so a recursion that branches on one scalar and sizes by another reads once.
     scalars: Vec<(Arc<DeviceBuffer>, Scalar, Option<ScalarValue>)>,
+    /// Lengths the IR took (`length`) of vectors whose counts are still on the device, with
+    /// their bounds: a `replicate`, `iota` or kernel over one runs over the bound and reads
+    /// the count on the device, as an op over the counted vector itself does.
+    device_lengths: Vec<(Arc<DeviceCount>, usize)>,
 }
 
 impl Drop for GpuMachine<'_, '_> {
@@ -370,6 +374,7 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
             depth_mark: gpu.launches_and_read_backs(),
             unsettled: Vec::new(),
             scalars: Vec::new(),
+            device_lengths: Vec::new(),
         })
     }
 
@@ -482,6 +487,15 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         *known
     }
 
+    /// The bound and the device count of `value` where it is the length of a vector whose
+    /// count is still on the device (`GpuMachine::device_lengths`).
+    fn device_length(&self, value: &DeviceValue) -> Option<(usize, Arc<DeviceCount>)> {
+        let DeviceValue::Device(v) = value else { return None };
+        let (count, bound) =
+            self.device_lengths.iter().find(|(c, _)| v.scalar && Arc::ptr_eq(&c.buffer, &v.buffer))?;
+        count.exact.get().is_none().then(|| (*bound, count.clone()))
+    }
+
     /// A new device count in the first word of `buffer`, to be brought back with the next
     /// read-back.
     fn device_count(&mut self, buffer: Arc<DeviceBuffer>) -> Arc<DeviceCount> {
@@ -564,6 +578,19 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
                 b.get(0).ok_or_else(|| internal_at("an empty scalar", span))
             }
             _ => Err(internal_at("a vector where a scalar was expected", span)),
+        }
+    }
+
+    /// The number of elements an op of `len` elements runs over: `len` on the host, or where
+    /// it is a length still counted on the device, its bound and that count.
+    fn extent_of(
+        &mut self,
+        len: &DeviceValue,
+        span: TextRange,
+    ) -> RunResult<(usize, Option<Arc<DeviceCount>>)> {
+        match self.device_length(len) {
+            Some((bound, count)) => Ok((bound, Some(count))),
+            None => self.host_count(len, span).map(|n| (n, None)),
         }
     }
 
@@ -853,6 +880,9 @@ impl Machine for GpuMachine<'_, '_> {
                         count: None,
                     };
                     self.keep_scalar(&length);
+                    // Settled or no longer held, a length needs no entry.
+                    self.device_lengths.retain(|(c, _)| c.exact.get().is_none() && Arc::strong_count(c) > 1);
+                    self.device_lengths.push((count.clone(), v.len));
                     Ok(Some(DeviceValue::Device(length)))
                 }
                 DeviceValue::Device(v) => Ok(Some(DeviceValue::Host(ScalarValue::I32(v.len as i32)))),

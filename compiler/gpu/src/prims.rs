@@ -43,15 +43,17 @@ impl GpuMachine<'_, '_> {
             args.get(k).ok_or_else(|| internal_at(format!("{} is missing operand {k}", op.name()), span))
         };
         let result = match op {
+            // A length still counted on the device: the vector is allocated and filled by its
+            // bound, and carries the count, as the vector it is the length of does.
             Op::Replicate { .. } => {
-                let n = self.host_count(a(1)?, span)?;
-                self.fill(a(0)?, n, span)?
+                let (n, count) = self.extent_of(a(1)?, span)?;
+                DeviceVec { count, ..self.fill(a(0)?, n, span)? }
             }
             Op::Iota { .. } => {
-                let n = self.host_count(a(0)?, span)?;
+                let (n, count) = self.extent_of(a(0)?, span)?;
                 let out = self.alloc(Scalar::I32, n, span)?;
                 self.launch(&prims::iota(), n, &[], &[out.binding()], span)?;
-                out
+                DeviceVec { count, ..out }
             }
             Op::SegIds { within, .. } | Op::SegIota { within, .. } => {
                 let lengths = self.device(a(0)?, span)?;
