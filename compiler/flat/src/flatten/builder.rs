@@ -2,6 +2,8 @@
 
 use rowan::TextRange;
 
+use rustc_hash::FxHashMap;
+
 use crate::ir::{self, Check, IrType, Op, Stmt, StmtKind, VarId, VarInfo};
 use weft_core::types::Scalar;
 use weft_core::{BinaryOp, Literal};
@@ -16,6 +18,8 @@ pub(super) struct Builder {
     /// The span of the core expression being flattened: every statement emitted gets it.
     pub span: TextRange,
     pub bug: Option<String>,
+    /// The integer constants emitted (`Op::Const`), by variable.
+    constants: FxHashMap<VarId, i64>,
 }
 
 impl Builder {
@@ -73,7 +77,16 @@ impl Builder {
     // --- shorthands -----------------------------------------------------------------------
 
     pub fn literal(&mut self, literal: Literal) -> VarId {
-        self.emit("c", Op::Const(literal))
+        let var = self.emit("c", Op::Const(literal));
+        if let Literal::Int(value, _) = literal {
+            self.constants.insert(var, value);
+        }
+        var
+    }
+
+    /// The value of `var` where it is an integer constant.
+    pub fn constant(&self, var: VarId) -> Option<i64> {
+        self.constants.get(&var).copied()
     }
 
     pub fn i32(&mut self, value: i64) -> VarId {
@@ -158,8 +171,40 @@ impl Builder {
         self.emit("offsets", Op::Scan { op: ir::ReduceOp::Add, src: lengths, init: Some(zero) })
     }
 
+    /// The segment ids (`Op::SegIds`) of the compact layout of `lengths`, which lies within
+    /// collections of sizes `within`. Segments of one constant length `k` (a `replicate`,
+    /// such as a list display's under a nested context) are index arithmetic, `i // k`,
+    /// which fuses into the gathers that read it, where a layout would be a search over
+    /// starts, and on a GPU a total kept on the device.
+    pub fn seg_ids(&mut self, lengths: VarId, within: Vec<VarId>) -> VarId {
+        match self.constant_lengths(lengths) {
+            Some((length, positions)) => self.binary(BinaryOp::FloorDiv, positions, length),
+            None => self.emit("segment", Op::SegIds { lengths, within }),
+        }
+    }
+
+    /// The positions within segments (`Op::SegIota`) of the compact layout of `lengths`, as
+    /// `seg_ids` gives their ids: `i % k` for segments of one constant length `k`.
+    pub fn seg_iota(&mut self, lengths: VarId, within: Vec<VarId>) -> VarId {
+        match self.constant_lengths(lengths) {
+            Some((length, positions)) => self.binary(BinaryOp::Mod, positions, length),
+            None => self.emit("within", Op::SegIota { lengths, within }),
+        }
+    }
+
+    /// For `lengths` of one positive constant (a `replicate` of it), that length and the
+    /// positions of the layout's elements (an `iota` over their total).
+    fn constant_lengths(&mut self, lengths: VarId) -> Option<(VarId, VarId)> {
+        let (length, count) = self.replicated(lengths)?;
+        if self.constant(length)? <= 0 {
+            return None;
+        }
+        let total = self.mul(length, count);
+        Some((length, self.emit("position", Op::Iota { len: total })))
+    }
+
     /// The value and count of a `replicate` emitted into the open block as `var`.
-    fn replicated(&self, var: VarId) -> Option<(VarId, VarId)> {
+    pub fn replicated(&self, var: VarId) -> Option<(VarId, VarId)> {
         self.stmts.iter().rev().find_map(|stmt| match &stmt.kind {
             StmtKind::Op { dest: Some(d), op: Op::Replicate { value, len } } if *d == var => {
                 Some((*value, *len))

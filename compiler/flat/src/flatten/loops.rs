@@ -787,6 +787,7 @@ impl Flattener<'_> {
                     elems,
                     compact: true,
                     disjoint: true,
+                    repeats: 1,
                 }))
             }
         }

@@ -34,7 +34,7 @@ mod seqs;
 mod tree;
 
 use rowan::TextRange;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use crate::ir::{self, Block, Check, Op, PrintItem, StmtKind, VarId};
 use weft_core::types::{Scalar, Type};
@@ -157,26 +157,60 @@ pub fn flatten_interruptibly(
 }
 
 /// Flattens with `entry`, which gives the entry function, until every recursive function's
-/// disjoint arguments and results hold: a function whose calls or returns broke them is
-/// flattened again without (`Flattener::overlapping`), as are its callers. Each attempt but
-/// the last drops at least one function's assumption, so there are at most one more attempts
-/// than recursive functions, and nearly always one.
+/// assumed overlap of its arguments and results holds (`Flattener::assumed`): a function
+/// whose calls or returns broke it is flattened again with the overlap they showed, as are
+/// its callers. An assumption only weakens, through at most `MOST_REPEATS` steps to none, so
+/// the attempts are bounded, and nearly always one.
 fn flatten_soundly<'c>(
     program: &'c core::Program,
     options: Options,
     interrupt: &'c dyn Fn(),
     entry: impl Fn(&mut Flattener<'c>) -> FlattenResult<ir::Function>,
 ) -> Result<ir::Program, Diagnostic> {
-    let mut overlapping = FxHashSet::default();
+    let mut assumed: FxHashMap<core::FuncId, Overlap> = FxHashMap::default();
     loop {
         let mut flattener = Flattener::new(program, options);
         flattener.interrupt = interrupt;
-        flattener.overlapping = overlapping.clone();
+        flattener.assumed = assumed.clone();
         let function = entry(&mut flattener)?;
-        if flattener.found_overlapping.is_subset(&overlapping) {
+        let mut broken = false;
+        for (&callee, &found) in &flattener.found {
+            let held = assumed.get(&callee).copied().unwrap_or(Overlap::Repeats(1));
+            if found.worse_than(held) {
+                assumed.insert(callee, found);
+                broken = true;
+            }
+        }
+        if !broken {
             return flattener.program(function);
         }
-        overlapping.extend(flattener.found_overlapping.iter().copied());
+    }
+}
+
+/// How far the segments of a recursive function's sequence arguments and results may
+/// overlap: each element in at most so many segments (`SeqRep::repeats`), or anyhow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Overlap {
+    Repeats(u32),
+    Any,
+}
+
+/// The most repeats an assumption names; beyond, it is `Overlap::Any`. A recursion that
+/// passes its argument to a fixed number of calls each level (quickhull's two halves) needs
+/// that number; one that repeats it more at every level never settles.
+const MOST_REPEATS: u32 = 8;
+
+impl Overlap {
+    fn worse_than(self, other: Overlap) -> bool {
+        match (self, other) {
+            (Overlap::Any, Overlap::Repeats(_)) => true,
+            (Overlap::Repeats(a), Overlap::Repeats(b)) => a > b,
+            (_, Overlap::Any) => false,
+        }
+    }
+
+    fn worst(self, other: Overlap) -> Overlap {
+        if other.worse_than(self) { other } else { self }
     }
 }
 
@@ -225,15 +259,17 @@ impl<'c> Flattener<'c> {
     }
 }
 
-/// `picked`, values gathered from `from` at distinct indexes, with `from`'s sequences'
-/// `disjoint`: distinct elements' segments do not overlap where `from`'s do not.
-fn keep_disjoint(picked: Rep, from: &Rep) -> Rep {
+/// `picked`, values gathered from `from` with each index at most `times` times, with
+/// `from`'s sequences' `disjoint`: their segments overlap as `from`'s do, each repeated at
+/// most `times` times (`times` is 1 for distinct indexes).
+fn keep_disjoint(picked: Rep, from: &Rep, times: u32) -> Rep {
     match (picked, from) {
         (Rep::Tuple(items), Rep::Tuple(froms)) => {
-            Rep::Tuple(items.into_iter().zip(froms).map(|(p, f)| keep_disjoint(p, f)).collect())
+            Rep::Tuple(items.into_iter().zip(froms).map(|(p, f)| keep_disjoint(p, f, times)).collect())
         }
         (Rep::Seq(mut seq), Rep::Seq(from)) => {
             seq.disjoint = from.disjoint;
+            seq.repeats = from.repeats.saturating_mul(times);
             Rep::Seq(seq)
         }
         (picked, _) => picked,
@@ -263,14 +299,15 @@ struct Ctx {
     /// For each element, the index of the parent element it belongs to; `None` when the
     /// parent is the root (every element belongs to the one root element).
     parent_index: Option<VarId>,
-    /// Each parent element has at most one element here (a split arm's): a value lifted
-    /// into this context repeats nothing, so its segments stay disjoint.
-    one_to_one: bool,
+    /// Each parent element has at most this many elements here: 1 in a split arm, a list
+    /// display's length in a map over it, unknown (`None`) otherwise. A value lifted into
+    /// this context repeats its segments at most so many times (`SeqRep::repeats`).
+    fan_out: Option<u32>,
 }
 
 impl Ctx {
     fn root() -> Ctx {
-        Ctx { parent: ROOT, size: None, parent_index: None, one_to_one: true }
+        Ctx { parent: ROOT, size: None, parent_index: None, fan_out: Some(1) }
     }
 }
 
@@ -293,17 +330,23 @@ pub(crate) struct SeqRep {
     /// The segments are `elems` exactly, one after another: the offsets are the exclusive
     /// sum of the lengths and the lengths add up to the size of `elems`.
     pub compact: bool,
-    /// The segments do not overlap (`compact` implies it), so the lengths add up to at most
-    /// the size of `elems`: a bound on a layout's size that a GPU allocates by. It holds of
-    /// the descriptor as it is: a uniform one made one per element repeats its segment.
+    /// The segments overlap at most `repeats` times (`compact` implies once): each element
+    /// of `elems` lies in at most that many segments, so the lengths add up to at most
+    /// `repeats` times the size of `elems`, a bound on a layout's size that a GPU allocates
+    /// by. It holds of the descriptor as it is: a uniform one made one per element repeats
+    /// its segment once per element.
     pub disjoint: bool,
+    /// With `disjoint`, how many segments an element lies in at most: 1 where the segments
+    /// do not overlap; a value lifted into a context whose parent elements have `k` elements
+    /// each (a map over a list display of `k` items) repeats each segment `k` times.
+    pub repeats: u32,
 }
 
 impl Rep {
     /// Segments `offsets` and `lengths` of `elems`, of which nothing more is known: they may
     /// leave gaps, or overlap (`SeqRep::compact` and `disjoint` are false).
     fn segments(offsets: VarId, lengths: VarId, elems: Rep) -> Rep {
-        Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint: false }))
+        Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint: false, repeats: 1 }))
     }
 
     fn seq(self) -> Option<SeqRep> {
@@ -365,11 +408,12 @@ struct Flattener<'c> {
     lifted_depth: usize,
     /// Called before each expression; it may unwind to abandon the work.
     interrupt: &'c dyn Fn(),
-    /// Recursive functions whose sequence arguments or results may have overlapping segments,
-    /// as an earlier attempt found. The others' are taken to be disjoint (`SeqRep::disjoint`),
-    /// and every call and return checks it: a function found wrong goes in `overlapping`.
-    overlapping: FxHashSet<core::FuncId>,
-    found_overlapping: FxHashSet<core::FuncId>,
+    /// How far recursive functions' sequence arguments and results may overlap, as an
+    /// earlier attempt found (`SeqRep::disjoint` and `repeats`); a function not here is
+    /// taken to have disjoint ones. Every call and return checks it and notes in `found` the
+    /// worst it saw, for `flatten_soundly` to try again with.
+    assumed: FxHashMap<core::FuncId, Overlap>,
+    found: FxHashMap<core::FuncId, Overlap>,
 }
 
 type FlattenResult<T> = Result<T, Diagnostic>;
@@ -390,8 +434,8 @@ impl<'c> Flattener<'c> {
             options,
             lifted_depth: 0,
             interrupt: &|| {},
-            overlapping: FxHashSet::default(),
-            found_overlapping: FxHashSet::default(),
+            assumed: FxHashMap::default(),
+            found: FxHashMap::default(),
         }
     }
 
@@ -445,27 +489,36 @@ impl<'c> Flattener<'c> {
     }
 
     fn new_ctx(&mut self, parent: CtxId, size: VarId, parent_index: Option<VarId>) -> CtxId {
-        self.ctxs.push(Ctx { parent, size: Some(size), parent_index, one_to_one: false });
+        self.ctxs.push(Ctx { parent, size: Some(size), parent_index, fan_out: None });
         self.ctxs.len() - 1
     }
 
     /// A context of some of the elements of `parent`, those at `index` (a pack of an `iota`).
     fn subset_ctx(&mut self, parent: CtxId, size: VarId, index: VarId) -> CtxId {
         let ctx = self.new_ctx(parent, size, Some(index));
-        self.ctxs[ctx].one_to_one = true;
+        self.ctxs[ctx].fan_out = Some(1);
         ctx
     }
 
-    /// Whether every element of `from`, an ancestor of `to`, has at most one there.
-    fn one_to_one(&self, from: CtxId, to: CtxId) -> bool {
+    /// A context of `lengths[i]` elements for each element `i` of `parent` (one `lengths`
+    /// in the root), of `size` in all: where the lengths are one constant (a list display's),
+    /// that is its fan-out.
+    fn ctx_over(&mut self, parent: CtxId, size: VarId, parent_index: Option<VarId>, lengths: VarId) -> CtxId {
+        let ctx = self.new_ctx(parent, size, parent_index);
+        let each = self.b.replicated(lengths).map_or(lengths, |(value, _)| value);
+        self.ctxs[ctx].fan_out = self.b.constant(each).and_then(|k| u32::try_from(k).ok());
+        ctx
+    }
+
+    /// How many elements of `to` each element of `from`, an ancestor of it, has at most.
+    fn fan_out(&self, from: CtxId, to: CtxId) -> Option<u32> {
         let mut at = to;
+        let mut most = 1u32;
         while at != from && at != ROOT {
-            if !self.ctxs[at].one_to_one {
-                return false;
-            }
+            most = most.checked_mul(self.ctxs[at].fan_out?)?;
             at = self.ctxs[at].parent;
         }
-        true
+        Some(most)
     }
 
     /// For each element of `to`, the index of the element of its ancestor `from` it belongs to.
@@ -492,7 +545,10 @@ impl<'c> Flattener<'c> {
         match self.path(from, to) {
             Some(index) => {
                 let picked = self.gather_top(rep, index);
-                if self.one_to_one(from, to) { keep_disjoint(picked, rep) } else { picked }
+                match self.fan_out(from, to) {
+                    Some(times) => keep_disjoint(picked, rep, times),
+                    None => picked,
+                }
             }
             None => rep.clone(),
         }
@@ -532,12 +588,21 @@ impl<'c> Flattener<'c> {
             Rep::Seq(seq) => {
                 let forced =
                     self.lifted(ctx) && !(self.b.is_vector(seq.offsets) && self.b.is_vector(seq.lengths));
+                // A uniform descriptor made one per element repeats its segment once per
+                // element: a bound only where the context's size is a constant.
+                let times = if forced {
+                    let size = self.size(ctx);
+                    self.b.constant(size).and_then(|k| u32::try_from(k).ok())
+                } else {
+                    Some(1)
+                };
                 Rep::Seq(Box::new(SeqRep {
                     offsets: self.force(seq.offsets, ctx),
                     lengths: self.force(seq.lengths, ctx),
                     elems: seq.elems.clone(),
                     compact: seq.compact && !forced,
-                    disjoint: seq.disjoint && !forced,
+                    disjoint: seq.disjoint && times.is_some(),
+                    repeats: seq.repeats.saturating_mul(times.unwrap_or(1)),
                 }))
             }
         }

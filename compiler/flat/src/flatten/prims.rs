@@ -66,6 +66,7 @@ impl<'c> Flattener<'c> {
                     elems: Rep::Tuple(elems),
                     compact: true,
                     disjoint: true,
+                    repeats: 1,
                 }))
             }
             Prim::Unzip => {
@@ -296,6 +297,7 @@ impl<'c> Flattener<'c> {
                 elems: Rep::Leaf(elems),
                 compact: true,
                 disjoint: true,
+                repeats: 1,
             }));
         }
         let count = self.force(count, ctx);
@@ -318,6 +320,7 @@ impl<'c> Flattener<'c> {
             elems: Rep::Leaf(elems),
             compact: true,
             disjoint: true,
+            repeats: 1,
         }))
     }
 
@@ -417,6 +420,7 @@ impl<'c> Flattener<'c> {
                 elems: kept,
                 compact: true,
                 disjoint: true,
+                repeats: 1,
             })));
         }
         // The running count of kept elements serves the packs (each kept element's place) and
@@ -435,6 +439,7 @@ impl<'c> Flattener<'c> {
             elems: kept,
             compact: true,
             disjoint: true,
+            repeats: 1,
         })))
     }
 
@@ -460,6 +465,7 @@ impl<'c> Flattener<'c> {
                 elems: seq.elems.clone(),
                 compact: false,
                 disjoint: seq.disjoint,
+                repeats: seq.repeats,
             })),
         }
     }
@@ -474,10 +480,18 @@ impl<'c> Flattener<'c> {
                 elems,
                 compact: true,
                 disjoint: true,
+                repeats: 1,
             }));
         }
         let offsets = self.b.offsets_of(segs.lengths);
-        Rep::Seq(Box::new(SeqRep { offsets, lengths: segs.lengths, elems, compact: true, disjoint: true }))
+        Rep::Seq(Box::new(SeqRep {
+            offsets,
+            lengths: segs.lengths,
+            elems,
+            compact: true,
+            disjoint: true,
+            repeats: 1,
+        }))
     }
 
     /// A built-in reduction of one leaf of a sequence's elements, per segment.
@@ -640,9 +654,17 @@ impl<'c> Flattener<'c> {
                 elems,
                 compact: true,
                 disjoint: true,
+                repeats: 1,
             })));
         }
-        Ok(Rep::Seq(Box::new(SeqRep { offsets: starts, lengths, elems, compact: true, disjoint: true })))
+        Ok(Rep::Seq(Box::new(SeqRep {
+            offsets: starts,
+            lengths,
+            elems,
+            compact: true,
+            disjoint: true,
+            repeats: 1,
+        })))
     }
 
     fn flatten_seq(&mut self, xss: &SeqRep, ctx: CtxId) -> FlattenResult<Rep> {
@@ -669,6 +691,7 @@ impl<'c> Flattener<'c> {
                 elems: data,
                 compact: true,
                 disjoint: true,
+                repeats: 1,
             })));
         }
         let offsets = self.b.offsets_of(totals);
@@ -678,6 +701,7 @@ impl<'c> Flattener<'c> {
             elems: data,
             compact: true,
             disjoint: true,
+            repeats: 1,
         })))
     }
 
@@ -702,13 +726,21 @@ impl<'c> Flattener<'c> {
             elems: copy.clone(),
             compact: true,
             disjoint: true,
+            repeats: 1,
         };
         let (child, elems, _, _) = self.enter(&[idx.clone(), src.clone()], ctx, None)?;
         // In the child context each index is checked against its own segment of `dst`.
         let target = if single {
             let zero = self.b.i32(0);
             let len = self.unseg(dsegs.lengths, true);
-            SeqRep { offsets: zero, lengths: len, elems: copy.clone(), compact: true, disjoint: true }
+            SeqRep {
+                offsets: zero,
+                lengths: len,
+                elems: copy.clone(),
+                compact: true,
+                disjoint: true,
+                repeats: 1,
+            }
         } else {
             self.lift(&Rep::Seq(Box::new(copied.clone())), ctx, child)
                 .seq()
@@ -805,6 +837,7 @@ impl<'c> Flattener<'c> {
             elems: xs.elems.clone(),
             compact: xs.compact && own,
             disjoint: xs.disjoint && own,
+            repeats: xs.repeats,
         };
         Ok(self.compact_result(Rep::Seq(Box::new(inner)), lens, lsegs, single))
     }
@@ -870,6 +903,7 @@ pub(super) fn mark_compact(rep: Rep) -> Rep {
                 elems: mark_compact(elems),
                 compact: true,
                 disjoint: true,
+                repeats: 1,
             }))
         }
         Rep::Tuple(items) => Rep::Tuple(items.into_iter().map(mark_compact).collect()),

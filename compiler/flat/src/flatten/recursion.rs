@@ -18,7 +18,8 @@ use weft_core as core;
 use weft_core::types::{Scalar, Type};
 
 use super::{
-    Ctx, CtxId, FlattenResult, Flattener, Frame, Memo, ROOT, Rep, is_scalar_data, keep_disjoint, prims, seqs,
+    Ctx, CtxId, FlattenResult, Flattener, Frame, MOST_REPEATS, Memo, Overlap, ROOT, Rep, is_scalar_data,
+    keep_disjoint, prims, seqs,
 };
 
 impl<'c> Flattener<'c> {
@@ -36,9 +37,7 @@ impl<'c> Flattener<'c> {
         for ((rep, from), &param) in args.into_iter().zip(&function.params) {
             let rep = self.lift(&rep, from, ctx);
             let collection = self.collection(&rep, &function.vars[param as usize].ty, ctx);
-            if !disjoint_coll(&collection, &self.b) {
-                self.found_overlapping.insert(callee);
-            }
+            self.note_overlap(callee, &collection);
             collections.push(collection);
         }
         let size = self.size(ctx);
@@ -92,7 +91,7 @@ impl<'c> Flattener<'c> {
         } else {
             // One copy: each sequence's one segment.
             let one = self.b.i32(1);
-            keep_disjoint(self.repeat(rep, one), &mark_disjoint(rep.clone()))
+            keep_disjoint(self.repeat(rep, one), &mark_disjoint(rep.clone(), 1), 1)
         };
         let mut out = Vec::new();
         seqs::push_vars(&collection, &mut out);
@@ -190,9 +189,7 @@ impl<'c> Flattener<'c> {
         self.lifted_depth += 1;
         let body = self.expr(function.body, all).map(|rep| {
             let rep = self.force_rep(&rep, all);
-            if !disjoint_coll(&rep, &self.b) {
-                self.found_overlapping.insert(callee);
-            }
+            self.note_overlap(callee, &rep);
             let results = self.canonical(&rep, &function.ret, all);
             Block { stmts: self.b.take_stmts(), results }
         });
@@ -204,9 +201,23 @@ impl<'c> Flattener<'c> {
     }
 
     /// The arguments or results of lifted `callee`, as disjoint as its calls and returns are
-    /// taken to be (`Flattener::overlapping`).
+    /// taken to be (`Flattener::assumed`).
     fn assumed_disjoint(&self, callee: core::FuncId, rep: Rep) -> Rep {
-        if self.overlapping.contains(&callee) { rep } else { mark_disjoint(rep) }
+        match self.assumed.get(&callee).copied().unwrap_or(Overlap::Repeats(1)) {
+            Overlap::Repeats(times) => mark_disjoint(rep, times),
+            Overlap::Any => rep,
+        }
+    }
+
+    /// Notes how far `rep`, an argument or result of lifted `callee`, overlaps
+    /// (`Flattener::found`).
+    fn note_overlap(&mut self, callee: core::FuncId, rep: &Rep) {
+        let overlap = match overlap_of(rep, &self.b) {
+            Some(times) if times <= MOST_REPEATS => Overlap::Repeats(times),
+            _ => Overlap::Any,
+        };
+        let found = self.found.entry(callee).or_insert(Overlap::Repeats(1));
+        *found = found.worst(overlap);
     }
 
     /// Starts flattening another IR function: a fresh builder, contexts, frames and memo.
@@ -227,30 +238,29 @@ impl<'c> Flattener<'c> {
     }
 }
 
-/// Whether a collection's sequences, at every level, have segments of their own that do not
-/// overlap.
-fn disjoint_coll(rep: &Rep, b: &super::builder::Builder) -> bool {
+/// How many times, at most, a collection's sequences' segments overlap at any level, where
+/// each has segments of its own (`SeqRep::repeats`); `None` where they may overlap anyhow.
+fn overlap_of(rep: &Rep, b: &super::builder::Builder) -> Option<u32> {
     match rep {
-        Rep::Leaf(_) => true,
-        Rep::Tuple(items) => items.iter().all(|r| disjoint_coll(r, b)),
+        Rep::Leaf(_) => Some(1),
+        Rep::Tuple(items) => items.iter().try_fold(1, |most, r| Some(most.max(overlap_of(r, b)?))),
         Rep::Seq(seq) => {
-            seq.disjoint
-                && b.is_vector(seq.offsets)
-                && b.is_vector(seq.lengths)
-                && disjoint_coll(&seq.elems, b)
+            let own = seq.disjoint && b.is_vector(seq.offsets) && b.is_vector(seq.lengths);
+            own.then_some(seq.repeats).zip(overlap_of(&seq.elems, b)).map(|(a, b)| a.max(b))
         }
     }
 }
 
-/// `rep` with every sequence, at every level, marked disjoint.
-fn mark_disjoint(rep: Rep) -> Rep {
+/// `rep` with every sequence, at every level, marked as overlapping at most `times` times.
+fn mark_disjoint(rep: Rep, times: u32) -> Rep {
     match rep {
         Rep::Seq(mut seq) => {
             seq.disjoint = true;
-            seq.elems = mark_disjoint(seq.elems);
+            seq.repeats = times;
+            seq.elems = mark_disjoint(seq.elems, times);
             Rep::Seq(seq)
         }
-        Rep::Tuple(items) => Rep::Tuple(items.into_iter().map(mark_disjoint).collect()),
+        Rep::Tuple(items) => Rep::Tuple(items.into_iter().map(|r| mark_disjoint(r, times)).collect()),
         leaf => leaf,
     }
 }

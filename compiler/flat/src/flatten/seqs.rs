@@ -48,10 +48,14 @@ fn one_collection(seqs: &[SeqRep]) -> bool {
     seqs.split_first().is_some_and(|(first, rest)| rest.iter().all(|seq| vars(seq) == vars(first)))
 }
 
-/// Whether the segments of `seqs`, their offsets shifted into one collection, do not overlap.
-/// With `per_element`, the descriptors must be vectors: a scalar one is repeated.
-fn disjoint_together(seqs: &[SeqRep], per_element: impl Fn(&SeqRep) -> bool) -> bool {
-    !one_collection(seqs) && seqs.iter().all(|s| s.disjoint && per_element(s))
+/// How many times the segments of `seqs`, their offsets shifted into one collection,
+/// overlap at most (`SeqRep::repeats`); `None` where they may overlap anyhow. With
+/// `per_element`, the descriptors must be vectors: a scalar one is repeated.
+fn repeats_together(seqs: &[SeqRep], per_element: impl Fn(&SeqRep) -> bool) -> Option<u32> {
+    if one_collection(seqs) || !seqs.iter().all(|s| s.disjoint && per_element(s)) {
+        return None;
+    }
+    seqs.iter().map(|s| s.repeats).max()
 }
 
 fn first_leaf(rep: &Rep) -> Option<VarId> {
@@ -143,12 +147,13 @@ impl Flattener<'_> {
             }
             Rep::Seq(_) => {
                 let seqs: Vec<SeqRep> = parts.iter().filter_map(|p| p.clone().seq()).collect();
-                let disjoint = disjoint_together(&seqs, |_| true);
+                let repeats = repeats_together(&seqs, |_| true);
                 let (offsets, elems) = self.shifted_offsets(&seqs)?;
                 let lengths: Vec<VarId> = seqs.iter().map(|s| s.lengths).collect();
                 let offsets = self.b.emit("offsets", Op::Concat(offsets));
                 let lengths = self.b.emit("lengths", Op::Concat(lengths));
-                Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint }))
+                let (disjoint, repeats) = (repeats.is_some(), repeats.unwrap_or(1));
+                Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint, repeats }))
             }
         })
     }
@@ -214,7 +219,14 @@ impl Flattener<'_> {
             let (offsets, lengths) =
                 if self.lifted(ctx) { (self.force(zero, ctx), self.force(zero, ctx)) } else { (zero, zero) };
             let compact = !self.lifted(ctx);
-            return Ok(Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact, disjoint: compact })));
+            return Ok(Rep::Seq(Box::new(SeqRep {
+                offsets,
+                lengths,
+                elems,
+                compact,
+                disjoint: compact,
+                repeats: 1,
+            })));
         }
         if !self.lifted(ctx) || items.iter().all(|r| self.uniform(r)) {
             let elems = self.concat_coll(&items)?;
@@ -224,13 +236,14 @@ impl Flattener<'_> {
                 elems,
                 compact: true,
                 disjoint: true,
+                repeats: 1,
             })));
         }
         let size = self.size(ctx);
         let elems = self.interleave(&items, size)?;
         let lengths = self.force(n, ctx);
         let offsets = self.b.offsets_of(lengths);
-        Ok(Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: true, disjoint: true })))
+        Ok(Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: true, disjoint: true, repeats: 1 })))
     }
 
     /// Item `i` of every element, laid out element by element: `[a0, b0, a1, b1, ...]`.
@@ -262,12 +275,13 @@ impl Flattener<'_> {
             Rep::Seq(_) => {
                 let seqs: Vec<SeqRep> = items.iter().filter_map(|r| r.clone().seq()).collect();
                 let vectors = |s: &SeqRep| self.b.is_vector(s.offsets) && self.b.is_vector(s.lengths);
-                let disjoint = disjoint_together(&seqs, vectors);
+                let repeats = repeats_together(&seqs, vectors);
                 let (offsets, elems) = self.shifted_offsets(&seqs)?;
                 let lengths: Vec<VarId> = seqs.iter().map(|s| s.lengths).collect();
                 let offsets = self.b.emit("offsets", Op::Interleave { parts: offsets, len: size });
                 let lengths = self.b.emit("lengths", Op::Interleave { parts: lengths, len: size });
-                Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint }))
+                let (disjoint, repeats) = (repeats.is_some(), repeats.unwrap_or(1));
+                Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint, repeats }))
             }
         })
     }
@@ -285,7 +299,14 @@ impl Flattener<'_> {
                 let offsets = self.b.replicate(zero, zero);
                 let lengths = self.b.replicate(zero, zero);
                 let elems = self.empty_coll(elem);
-                Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: true, disjoint: true }))
+                Rep::Seq(Box::new(SeqRep {
+                    offsets,
+                    lengths,
+                    elems,
+                    compact: true,
+                    disjoint: true,
+                    repeats: 1,
+                }))
             }
             Type::Var(_) | Type::Func(..) => Rep::Tuple(vec![]),
         }
@@ -299,10 +320,15 @@ impl Flattener<'_> {
     }
 
     /// The elements of `seq.elems` at `position`, one within each element's own segment:
-    /// distinct elements where the segments are disjoint, so their sequences keep `disjoint`.
+    /// each picked at most as many times as the segments repeat, so their sequences keep
+    /// `disjoint`, with that many times their repeats.
     fn pick_own(&mut self, seq: &SeqRep, position: VarId, ctx: CtxId) -> Rep {
         let picked = self.gather_coll(&seq.elems, position);
-        if self.own_segments(seq, ctx) { super::keep_disjoint(picked, &seq.elems) } else { picked }
+        if self.own_segments(seq, ctx) {
+            super::keep_disjoint(picked, &seq.elems, seq.repeats)
+        } else {
+            picked
+        }
     }
 
     /// `seq[index]` where shape analysis proved `0 <= index < len(seq)`: no check, and no
@@ -416,7 +442,14 @@ impl Flattener<'_> {
             (self.b.add(offsets, stride), count, zero)
         };
         let elems = self.gather_coll(&seq.elems, positions);
-        Ok(Rep::Seq(Box::new(SeqRep { offsets: new_offsets, lengths, elems, compact: true, disjoint: true })))
+        Ok(Rep::Seq(Box::new(SeqRep {
+            offsets: new_offsets,
+            lengths,
+            elems,
+            compact: true,
+            disjoint: true,
+            repeats: 1,
+        })))
     }
 
     /// Merges the results of a split conditional: `then` holds the values of the elements at
@@ -444,12 +477,20 @@ impl Flattener<'_> {
             (Type::Seq(_), Rep::Seq(x), Rep::Seq(y)) => match self.share_elems(then, otherwise) {
                 Ok((Rep::Seq(a), Rep::Seq(b))) => {
                     // Each element takes its segment from one arm, whose elements are forced.
-                    let disjoint = disjoint_together(&[(**x).clone(), (**y).clone()], |_| true);
+                    let repeats = repeats_together(&[(**x).clone(), (**y).clone()], |_| true);
+                    let (disjoint, repeats) = (repeats.is_some(), repeats.unwrap_or(1));
                     let offsets =
                         self.scatter_both(Scalar::I32, a.offsets, b.offsets, then_index, else_index, size);
                     let lengths =
                         self.scatter_both(Scalar::I32, a.lengths, b.lengths, then_index, else_index, size);
-                    Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: a.elems, compact: false, disjoint }))
+                    Rep::Seq(Box::new(SeqRep {
+                        offsets,
+                        lengths,
+                        elems: a.elems,
+                        compact: false,
+                        disjoint,
+                        repeats,
+                    }))
                 }
                 _ => {
                     self.b.record_bug("a merge of sequences of empty tuples".to_string());
@@ -482,12 +523,13 @@ impl Flattener<'_> {
 
     /// The sizes that bound the layout of `segs`, `seq`'s descriptor as `segs` gives it
     /// (`Op::SegIds`'s `within`): the size of `seq`'s elements, where `segs` is its one segment
-    /// (`single`) or its own segments and they do not overlap; none where `segs` repeats a
-    /// segment per element.
+    /// (`single`) or its own segments and they do not overlap, and that size once for each
+    /// time they may (`SeqRep::repeats`); none where `segs` repeats a segment per element.
     pub(super) fn within(&mut self, seq: &SeqRep, segs: &Segs, single: bool) -> Vec<VarId> {
         let own = segs.offsets == seq.offsets && segs.lengths == seq.lengths;
         match first_leaf(&seq.elems) {
-            Some(leaf) if single || (own && seq.disjoint) => vec![self.b.length(leaf)],
+            Some(leaf) if single => vec![self.b.length(leaf)],
+            Some(leaf) if own && seq.disjoint => vec![self.b.length(leaf); seq.repeats as usize],
             _ => vec![],
         }
     }
@@ -542,12 +584,12 @@ impl Flattener<'_> {
         single: bool,
         within: Vec<VarId>,
     ) -> (Rep, VarId) {
-        let ids = self.b.emit("segment", Op::SegIds { lengths: segs.lengths, within: within.clone() });
+        let ids = self.b.seg_ids(segs.lengths, within.clone());
         if seq.compact && (single || self.b.is_vector(seq.offsets)) {
             return (seq.elems.clone(), ids);
         }
         let starts = self.b.gather(segs.offsets, ids);
-        let within = self.b.emit("within", Op::SegIota { lengths: segs.lengths, within });
+        let within = self.b.seg_iota(segs.lengths, within);
         let positions = self.b.add(starts, within);
         (self.gather_coll(&seq.elems, positions), ids)
     }
@@ -568,7 +610,7 @@ impl Flattener<'_> {
             self.b.check(Check::LengthsEqual { a: operands[0], b: operands[1], what });
         }
         if !self.lifted(ctx) {
-            let child = self.new_ctx(ROOT, first.lengths, None);
+            let child = self.ctx_over(ROOT, first.lengths, None, first.lengths);
             let mut elems = Vec::new();
             let mut iota = None;
             for seq in seqs {
@@ -598,7 +640,7 @@ impl Flattener<'_> {
             elems.push(e);
         }
         let ids = ids.unwrap_or_default();
-        let child = self.new_ctx(ctx, total, Some(ids));
+        let child = self.ctx_over(ctx, total, Some(ids), first_segs.lengths);
         let offsets = self.b.offsets_of(first_segs.lengths);
         Ok((child, elems, offsets, first_segs.lengths))
     }
@@ -606,6 +648,6 @@ impl Flattener<'_> {
     /// A sequence of the values of `body` (a value of context `child`), one per element.
     pub(super) fn exit(&mut self, body: &Rep, child: CtxId, offsets: VarId, lengths: VarId) -> Rep {
         let elems = self.force_rep(body, child);
-        Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: true, disjoint: true }))
+        Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: true, disjoint: true, repeats: 1 }))
     }
 }

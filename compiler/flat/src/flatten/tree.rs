@@ -223,7 +223,14 @@ impl<'c> Flattener<'c> {
         } else {
             (self.b.offsets_of(lengths), lengths)
         };
-        Rep::Seq(Box::new(SeqRep { offsets, lengths, elems: values, compact: true, disjoint: true }))
+        Rep::Seq(Box::new(SeqRep {
+            offsets,
+            lengths,
+            elems: values,
+            compact: true,
+            disjoint: true,
+            repeats: 1,
+        }))
     }
 
     /// `reduce(f, xs, init)` for an operator that is not built in: the tree reduction of

@@ -89,6 +89,30 @@ fn a_recursion_whose_arguments_overlap_bounds_no_layout_by_them() {
     assert_eq!(expected, "[1, 1, 1, 1]\n");
 }
 
+#[test]
+fn a_recursion_that_shares_its_argument_between_calls_bounds_its_layouts_by_the_repeats() {
+    // Quickhull passes the points left of a segment to both halves of it: each segment of
+    // `hull_side`'s `points` is repeated twice, so its layout lies within twice the points'
+    // collection (`SeqRep::repeats`), which a GPU allocates by instead of reading a total.
+    // The filter's layout is bounded once, and the concatenation of the two halves' results
+    // (assumed repeated as the arguments are) four times.
+    let quickhull =
+        std::fs::read_to_string(crate::common::differential::workspace_root().join("samples/quickhull.weft"))
+            .expect("the sample");
+    assert_eq!(layouts_within(&flat(&quickhull), "hull_side^"), vec![2, 1, 4]);
+    // A recursion that passes its argument on unchanged to two calls repeats it twice as
+    // often at every level: no number of repeats holds, so flattening ends with none assumed
+    // and no layout bounded by it, and the CPU executor, which checks every bound it is
+    // given, prints what the interpreter prints.
+    let source = "def g(xs, d):\n    if d == 0:\n        return [len(xs)]\n    parts = [g(xs, d - 1) for k in [0, 1]]\n    return concat(concat(parts[0], [sum(xs)]), parts[1])\nprint(g([1, 2, 3], 5))\n";
+    let within = layouts_within(&flat(source), "g[i32]^");
+    assert!(!within.is_empty() && within.iter().all(|&n| n == 0), "{within:?}");
+    let (expected, _) = crate::common::differential::run_source(source, weft_session::Backend::Interp);
+    let (actual, _) = crate::common::differential::run_source(source, weft_session::Backend::Cpu);
+    assert_eq!(actual, expected);
+    assert!(expected.starts_with("[3, 6, 3, 6, 3, 6"), "{expected}");
+}
+
 /// How many host loops, element loops and calls a program holds, nested blocks included.
 fn control(program: &ir::Program) -> (usize, usize, usize) {
     fn walk(block: &ir::Block, out: &mut (usize, usize, usize)) {

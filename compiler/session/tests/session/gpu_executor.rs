@@ -271,12 +271,10 @@ fn a_recursion_level_reads_back_a_bounded_number_of_times() {
             let below = levels.get(depth + 1).copied().unwrap_or_default();
             let read_backs = (levels[depth].read_backs + below.read_backs) as f64 / calls as f64;
             let launches = (levels[depth].launches + below.launches) as f64 / calls as f64;
-            // Quicksort reads back whether any element recurses, and one layout's total
-            // after the recursive call; its other layouts are allocated by the collections
-            // they lie in. Quickhull reads back those two and the layout of its `points`,
-            // which both halves share; its base case's `[a]`, sized by a filter's count,
-            // takes that count's bound (it read back too).
-            let most = if name == "quicksort" { 2.0 } else { 3.0 };
+            // Each reads back whether any element recurses, and one layout's total after
+            // the recursive call; the other layouts are allocated by the collections they
+            // lie in (quickhull's `points`, which both halves share, by twice its size).
+            let most = 2.0;
             assert!(
                 read_backs <= most,
                 "{name}: {read_backs} read-backs per call at depth {depth}: {levels:?}"
