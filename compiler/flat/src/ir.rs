@@ -558,9 +558,10 @@ pub enum Op {
     /// For each element of the compact layout of `lengths`, the number of its segment.
     ///
     /// `within`, where not empty, holds the sizes (`i32` scalars) of the collections the
-    /// segments lie in without overlapping: the lengths add up to at most their sum, so an
-    /// executor may allocate the layout by that bound and keep its exact size where it computed
-    /// it (the GPU's device counts). Sizes, not the collections, so that the layout waits for
+    /// segments lie in, each once for every time the segments may overlap there (a size
+    /// twice where each element lies in two segments): the lengths add up to at most their
+    /// sum, so an executor may allocate the layout by that bound and keep its exact size where
+    /// it computed it (the GPU's device counts). Sizes, not the collections, so that the layout waits for
     /// no kernel that computes their elements. The CPU executor checks the bound.
     SegIds {
         lengths: VarId,

@@ -303,7 +303,7 @@ impl GpuMachine<'_, '_> {
             if let StmtKind::Op { op: Op::Iota { len } | Op::Replicate { len, .. }, .. } = &stmt.kind {
                 let at = inputs.iter().position(|v| v == len);
                 if let Some(value) = at.map(|k| values[k].clone()) {
-                    return self.extent_of(&value, span).map(|(n, count)| Some((n, count)));
+                    return self.extent_of(&value, span).map(Some);
                 }
             }
         }

@@ -31,7 +31,7 @@ mod value;
 mod tests;
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 use rowan::TextRange;
 
@@ -338,7 +338,8 @@ pub(crate) struct GpuMachine<'g, 'r> {
     /// Lengths the IR took (`length`) of vectors whose counts are still on the device, with
     /// their bounds: a `replicate`, `iota` or kernel over one runs over the bound and reads
     /// the count on the device, as an op over the counted vector itself does.
-    device_lengths: Vec<(Arc<DeviceCount>, usize)>,
+    /// Held weakly: an entry keeps no count on the list a read-back brings.
+    device_lengths: Vec<(Weak<DeviceCount>, usize)>,
 }
 
 impl Drop for GpuMachine<'_, '_> {
@@ -491,9 +492,11 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     /// count is still on the device (`GpuMachine::device_lengths`).
     fn device_length(&self, value: &DeviceValue) -> Option<(usize, Arc<DeviceCount>)> {
         let DeviceValue::Device(v) = value else { return None };
-        let (count, bound) =
-            self.device_lengths.iter().find(|(c, _)| v.scalar && Arc::ptr_eq(&c.buffer, &v.buffer))?;
-        count.exact.get().is_none().then(|| (*bound, count.clone()))
+        let (count, bound) = self.device_lengths.iter().find_map(|(c, bound)| {
+            let count = c.upgrade().filter(|c| v.scalar && Arc::ptr_eq(&c.buffer, &v.buffer))?;
+            Some((count, *bound))
+        })?;
+        count.exact.get().is_none().then_some((bound, count))
     }
 
     /// A new device count in the first word of `buffer`, to be brought back with the next
@@ -881,8 +884,8 @@ impl Machine for GpuMachine<'_, '_> {
                     };
                     self.keep_scalar(&length);
                     // Settled or no longer held, a length needs no entry.
-                    self.device_lengths.retain(|(c, _)| c.exact.get().is_none() && Arc::strong_count(c) > 1);
-                    self.device_lengths.push((count.clone(), v.len));
+                    self.device_lengths.retain(|(c, _)| c.upgrade().is_some_and(|c| c.exact.get().is_none()));
+                    self.device_lengths.push((Arc::downgrade(count), v.len));
                     Ok(Some(DeviceValue::Device(length)))
                 }
                 DeviceValue::Device(v) => Ok(Some(DeviceValue::Host(ScalarValue::I32(v.len as i32)))),

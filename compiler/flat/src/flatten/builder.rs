@@ -174,8 +174,9 @@ impl Builder {
     /// The segment ids (`Op::SegIds`) of the compact layout of `lengths`, which lies within
     /// collections of sizes `within`. Segments of one constant length `k` (a `replicate`,
     /// such as a list display's under a nested context) are index arithmetic, `i // k`,
-    /// which fuses into the gathers that read it, where a layout would be a search over
-    /// starts, and on a GPU a total kept on the device.
+    /// which fuses into the gathers that read it, where a layout would be a scan and a search
+    /// over its starts. Its size, `k` times the count, is then exact on the host wherever the
+    /// count is; a layout's total would be a bound, with the exact size on the device.
     pub fn seg_ids(&mut self, lengths: VarId, within: Vec<VarId>) -> VarId {
         match self.constant_lengths(lengths) {
             Some((length, positions)) => self.binary(BinaryOp::FloorDiv, positions, length),

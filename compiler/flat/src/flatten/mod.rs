@@ -506,7 +506,8 @@ impl<'c> Flattener<'c> {
     fn ctx_over(&mut self, parent: CtxId, size: VarId, parent_index: Option<VarId>, lengths: VarId) -> CtxId {
         let ctx = self.new_ctx(parent, size, parent_index);
         let each = self.b.replicated(lengths).map_or(lengths, |(value, _)| value);
-        self.ctxs[ctx].fan_out = self.b.constant(each).and_then(|k| u32::try_from(k).ok());
+        // No element (an empty display) repeats nothing: at most once is still a bound.
+        self.ctxs[ctx].fan_out = self.b.constant(each).and_then(|k| u32::try_from(k.max(1)).ok());
         ctx
     }
 
@@ -592,7 +593,7 @@ impl<'c> Flattener<'c> {
                 // element: a bound only where the context's size is a constant.
                 let times = if forced {
                     let size = self.size(ctx);
-                    self.b.constant(size).and_then(|k| u32::try_from(k).ok())
+                    self.b.constant(size).and_then(|k| u32::try_from(k.max(1)).ok())
                 } else {
                     Some(1)
                 };

@@ -529,13 +529,17 @@ impl Flattener<'_> {
         let own = segs.offsets == seq.offsets && segs.lengths == seq.lengths;
         match first_leaf(&seq.elems) {
             Some(leaf) if single => vec![self.b.length(leaf)],
-            Some(leaf) if own && seq.disjoint => vec![self.b.length(leaf); seq.repeats as usize],
+            // Past `MOST_REPEATS` a bound is too loose to allocate by, and its list too long.
+            Some(leaf) if own && seq.disjoint && seq.repeats <= super::MOST_REPEATS => {
+                vec![self.b.length(leaf); seq.repeats as usize]
+            }
             _ => vec![],
         }
     }
 
-    /// Whether `seq`, a value of `ctx`, has segments of its own that do not overlap: in a
-    /// lifted context, its descriptor is not one uniform segment that every element repeats.
+    /// Whether `seq`, a value of `ctx`, has segments of its own that overlap at most
+    /// `repeats` times: in a lifted context, its descriptor is not one uniform segment that
+    /// every element repeats.
     pub(super) fn own_segments(&self, seq: &SeqRep, ctx: CtxId) -> bool {
         seq.disjoint
             && (!self.lifted(ctx) || (self.b.is_vector(seq.offsets) && self.b.is_vector(seq.lengths)))
