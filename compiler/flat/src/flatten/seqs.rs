@@ -48,14 +48,14 @@ fn one_collection(seqs: &[SeqRep]) -> bool {
     seqs.split_first().is_some_and(|(first, rest)| rest.iter().all(|seq| vars(seq) == vars(first)))
 }
 
-/// How many times the segments of `seqs`, their offsets shifted into one collection,
-/// overlap at most (`SeqRep::repeats`); `None` where they may overlap anyhow. With
-/// `per_element`, the descriptors must be vectors: a scalar one is repeated.
-fn repeats_together(seqs: &[SeqRep], per_element: impl Fn(&SeqRep) -> bool) -> Option<u32> {
+/// `SeqRep::disjoint` and `repeats` of the segments of `seqs`, their offsets shifted into
+/// one collection: each overlaps as the most repeated of them, or anyhow (not disjoint).
+/// With `per_element`, the descriptors must be vectors: a scalar one is repeated.
+fn repeats_together(seqs: &[SeqRep], per_element: impl Fn(&SeqRep) -> bool) -> (bool, u32) {
     if one_collection(seqs) || !seqs.iter().all(|s| s.disjoint && per_element(s)) {
-        return None;
+        return (false, 1);
     }
-    seqs.iter().map(|s| s.repeats).max()
+    (true, seqs.iter().map(|s| s.repeats).max().unwrap_or(1))
 }
 
 fn first_leaf(rep: &Rep) -> Option<VarId> {
@@ -147,12 +147,11 @@ impl Flattener<'_> {
             }
             Rep::Seq(_) => {
                 let seqs: Vec<SeqRep> = parts.iter().filter_map(|p| p.clone().seq()).collect();
-                let repeats = repeats_together(&seqs, |_| true);
+                let (disjoint, repeats) = repeats_together(&seqs, |_| true);
                 let (offsets, elems) = self.shifted_offsets(&seqs)?;
                 let lengths: Vec<VarId> = seqs.iter().map(|s| s.lengths).collect();
                 let offsets = self.b.emit("offsets", Op::Concat(offsets));
                 let lengths = self.b.emit("lengths", Op::Concat(lengths));
-                let (disjoint, repeats) = (repeats.is_some(), repeats.unwrap_or(1));
                 Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint, repeats }))
             }
         })
@@ -275,12 +274,11 @@ impl Flattener<'_> {
             Rep::Seq(_) => {
                 let seqs: Vec<SeqRep> = items.iter().filter_map(|r| r.clone().seq()).collect();
                 let vectors = |s: &SeqRep| self.b.is_vector(s.offsets) && self.b.is_vector(s.lengths);
-                let repeats = repeats_together(&seqs, vectors);
+                let (disjoint, repeats) = repeats_together(&seqs, vectors);
                 let (offsets, elems) = self.shifted_offsets(&seqs)?;
                 let lengths: Vec<VarId> = seqs.iter().map(|s| s.lengths).collect();
                 let offsets = self.b.emit("offsets", Op::Interleave { parts: offsets, len: size });
                 let lengths = self.b.emit("lengths", Op::Interleave { parts: lengths, len: size });
-                let (disjoint, repeats) = (repeats.is_some(), repeats.unwrap_or(1));
                 Rep::Seq(Box::new(SeqRep { offsets, lengths, elems, compact: false, disjoint, repeats }))
             }
         })
@@ -477,8 +475,7 @@ impl Flattener<'_> {
             (Type::Seq(_), Rep::Seq(x), Rep::Seq(y)) => match self.share_elems(then, otherwise) {
                 Ok((Rep::Seq(a), Rep::Seq(b))) => {
                     // Each element takes its segment from one arm, whose elements are forced.
-                    let repeats = repeats_together(&[(**x).clone(), (**y).clone()], |_| true);
-                    let (disjoint, repeats) = (repeats.is_some(), repeats.unwrap_or(1));
+                    let (disjoint, repeats) = repeats_together(&[(**x).clone(), (**y).clone()], |_| true);
                     let offsets =
                         self.scatter_both(Scalar::I32, a.offsets, b.offsets, then_index, else_index, size);
                     let lengths =

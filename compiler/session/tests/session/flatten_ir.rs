@@ -81,12 +81,18 @@ fn a_recursion_whose_arguments_overlap_bounds_no_layout_by_them() {
     // bound, and the CPU executor, which checks every bound it is given, runs it as the
     // interpreter does. (Two slices written apart would be copied side by side by the list.)
     let source = "def f(xs):\n    if len(xs) < 2:\n        return xs\n    a = xs[0:len(xs) // 2]\n    parts = [f(p) for p in [a, a]]\n    return concat(parts[0], parts[1])\nprint(f([1, 2, 3, 4, 5, 6, 7]))\n";
-    let within = layouts_within(&flat(source), "f[i32]^");
+    assert_eq!(unbounded_and_as_interpreted(source, "f[i32]^"), "[1, 1, 1, 1]\n");
+}
+
+/// Asserts that no layout in `function` of `source` names a bound, and that the CPU executor,
+/// which checks every bound it is given, prints what the interpreter prints; gives that.
+fn unbounded_and_as_interpreted(source: &str, function: &str) -> String {
+    let within = layouts_within(&flat(source), function);
     assert!(!within.is_empty() && within.iter().all(|&n| n == 0), "{within:?}");
     let (expected, _) = crate::common::differential::run_source(source, weft_session::Backend::Interp);
     let (actual, _) = crate::common::differential::run_source(source, weft_session::Backend::Cpu);
     assert_eq!(actual, expected);
-    assert_eq!(expected, "[1, 1, 1, 1]\n");
+    expected
 }
 
 #[test]
@@ -105,11 +111,7 @@ fn a_recursion_that_shares_its_argument_between_calls_bounds_its_layouts_by_the_
     // and no layout bounded by it, and the CPU executor, which checks every bound it is
     // given, prints what the interpreter prints.
     let source = "def g(xs, d):\n    if d == 0:\n        return [len(xs)]\n    parts = [g(xs, d - 1) for k in [0, 1]]\n    return concat(concat(parts[0], [sum(xs)]), parts[1])\nprint(g([1, 2, 3], 5))\n";
-    let within = layouts_within(&flat(source), "g[i32]^");
-    assert!(!within.is_empty() && within.iter().all(|&n| n == 0), "{within:?}");
-    let (expected, _) = crate::common::differential::run_source(source, weft_session::Backend::Interp);
-    let (actual, _) = crate::common::differential::run_source(source, weft_session::Backend::Cpu);
-    assert_eq!(actual, expected);
+    let expected = unbounded_and_as_interpreted(source, "g[i32]^");
     assert!(expected.starts_with("[3, 6, 3, 6, 3, 6"), "{expected}");
 }
 
