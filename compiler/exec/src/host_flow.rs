@@ -95,6 +95,19 @@ pub trait Machine {
         Ok(None)
     }
 
+    /// A call with `args` is about to run with `depth` calls open. A machine that may guess
+    /// sizes inside a call (the GPU executor) says whether this call opens a region of
+    /// guesses: the walker then keeps the arguments, and asks `guesses_held` when it returns.
+    fn open_guesses(&mut self, _args: &[Self::Value], _depth: usize) -> bool {
+        false
+    }
+
+    /// Whether the guesses made since `open_guesses` opened a region held. If not, the walker
+    /// runs the call again from its arguments; the machine guesses no more in this run.
+    fn guesses_held(&mut self, _span: TextRange) -> RunResult<bool> {
+        Ok(true)
+    }
+
     /// Runs a fused kernel as one unit, setting its outputs in `frame`, and says whether it
     /// did; if not, the walker runs the kernel's ops one at a time.
     fn kernel(&mut self, _f: &Function, _stmt: &Stmt, _frame: &mut Frame<Self::Value>) -> RunResult<bool> {
@@ -372,6 +385,18 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
                     self.machine.call_elsewhere(self.host, self.program, *func, &values, self.depth, span)?;
                 let results = match elsewhere {
                     Some(results) => results,
+                    // Values are immutable, so running the call again from the same arguments
+                    // gives what a first run without guesses would have.
+                    None if self.machine.open_guesses(&values, self.depth) => {
+                        let first = self.call_function(*func, values.clone(), span);
+                        // An interrupted run ends here, with no read-back to check anything.
+                        let interrupted = first.as_ref().is_err_and(|d| d.code == Code::Interrupted);
+                        if interrupted || self.machine.guesses_held(span)? {
+                            first?
+                        } else {
+                            self.call_function(*func, values, span)?
+                        }
+                    }
                     None => self.call_function(*func, values, span)?,
                 };
                 assign(frame, dests, results, span)?;

@@ -22,6 +22,7 @@
 //! message and span.
 
 mod fused;
+mod guesses;
 mod prims;
 pub mod runtime;
 mod sort;
@@ -45,6 +46,7 @@ use weft_flat::wgsl::scalar::storage_size;
 use weft_flat::wgsl::{self, Operand};
 use weft_syntax::diagnostics::{Code, Diagnostic};
 
+pub use self::guesses::GuessCounts;
 pub use self::value::{DeviceCount, DeviceValue, DeviceVec};
 
 /// What a run on the GPU did.
@@ -64,6 +66,9 @@ pub struct Report {
     /// vectorised function, then its body). Counted from the shared device's totals, so runs
     /// sharing the device at the same time mix their figures.
     pub levels: Vec<Level>,
+    /// Layouts allocated by a guessed size inside a call, and the guesses that failed (each
+    /// ran its call again: `guesses`).
+    pub guesses: GuessCounts,
     /// Kernel times, attributed to source ranges, from `run_profiled`.
     pub profile: Option<Profile>,
 }
@@ -340,6 +345,7 @@ pub(crate) struct GpuMachine<'g, 'r> {
     /// the count on the device, as an op over the counted vector itself does.
     /// Held weakly: an entry keeps no count on the list a read-back brings.
     device_lengths: Vec<(Weak<DeviceCount>, usize)>,
+    guesses: guesses::Guesses,
 }
 
 impl Drop for GpuMachine<'_, '_> {
@@ -376,6 +382,7 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
             unsettled: Vec::new(),
             scalars: Vec::new(),
             device_lengths: Vec::new(),
+            guesses: guesses::Guesses::default(),
         })
     }
 
@@ -407,6 +414,7 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     fn check_record(&mut self, error: u32, span: TextRange) -> RunResult<()> {
         if error == NO_ERROR {
             self.pending.clear();
+            self.guesses.pending_at_open = 0;
             return Ok(());
         }
         self.gpu.clear_record(&self.record);
@@ -456,15 +464,23 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         all.extend(counts.iter().map(|c| (&c.buffer, 0, 4)));
         all.extend(scalars.iter().map(|(buffer, elem)| (buffer, 0, storage_size(*elem))));
         let (mut data, error) = self.gpu.read_parts(&all, &self.record).map_err(|e| gpu_error(e, span))?;
+        let words: Vec<usize> =
+            data[parts.len()..][..counts.len()].iter().map(|w| value::count_word(w)).collect();
+        // A failure from before the call that guessed is the program's, reported as it is.
+        let before_guessing = error != NO_ERROR && (error as usize) < self.guesses.pending_at_open;
+        if !before_guessing && let Err(cut) = self.check_guesses(&counts, &words, span) {
+            self.unsettled.extend(counts);
+            return Err(cut);
+        }
         if error != NO_ERROR {
             // Explaining the failure reads operands back, their counts among them.
             self.unsettled.extend(counts.iter().cloned());
         }
         self.check_record(error, span)?;
-        let mut extra = data.drain(parts.len()..);
-        for (count, word) in counts.iter().zip(extra.by_ref()) {
-            let _ = count.exact.set(value::count_word(&word));
+        for (count, word) in counts.iter().zip(words) {
+            let _ = count.exact.set(word);
         }
+        let extra = data.drain(parts.len()..).skip(counts.len());
         for ((k, (_, elem)), bytes) in unread.into_iter().zip(&scalars).zip(extra) {
             self.scalars[k].2 = value::decode(*elem, &bytes).get(0);
         }
@@ -947,6 +963,14 @@ impl Machine for GpuMachine<'_, '_> {
 
     fn kernel(&mut self, f: &Function, stmt: &Stmt, frame: &mut Frame<DeviceValue>) -> RunResult<bool> {
         self.run_kernel(f, stmt, frame)
+    }
+
+    fn open_guesses(&mut self, args: &[DeviceValue], depth: usize) -> bool {
+        self.open_call(args, depth)
+    }
+
+    fn guesses_held(&mut self, span: TextRange) -> RunResult<bool> {
+        self.close_call(span)
     }
 
     fn call_depth(&mut self, depth: usize) {

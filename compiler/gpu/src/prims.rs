@@ -59,17 +59,23 @@ impl GpuMachine<'_, '_> {
                 let lengths = self.device(a(0)?, span)?;
                 // The flattener's bound (the sizes of the collections the segments lie in),
                 // where those sizes are exact: a bound summed from bounds would compound, as
-                // a recursion's results nest in its callers'. Lengths still counted on the
-                // device are settled instead, with every other count in one read-back: the
-                // sizes built on them (a level's contexts) are then on the host.
+                // a recursion's results nest in its callers'. Inside a call, such a bound or
+                // a guess from the call's arguments (`guesses`). Lengths still counted on
+                // the device are settled instead, with every other count in one read-back:
+                // the sizes built on them (a level's contexts) are then on the host.
                 let exact = |size: &DeviceValue| match size {
                     DeviceValue::Host(s) => s.as_int().and_then(|n| usize::try_from(n).ok()),
                     DeviceValue::Device(_) => None,
                 };
                 let settled = lengths.unsettled().is_none() && !within.is_empty();
-                let bound = if settled { args[1..].iter().map(exact).sum() } else { None };
+                let lengths = lengths.exact_if_known();
+                let bound = match args[1..].iter().map(exact).sum() {
+                    Some(exact) if settled => Some((exact, false)),
+                    _ if settled => self.bound_or_guess(&lengths, &args[1..]),
+                    _ => None,
+                };
                 let (ids, positions) = match bound {
-                    Some(bound) => self.bounded_segment_ids(lengths.exact_if_known(), bound, span)?,
+                    Some((bound, guessed)) => self.bounded_segment_ids(lengths, bound, guessed, span)?,
                     None => {
                         let lengths = self.exact_lengths(lengths, span)?;
                         let (starts, total) = self.compact(&lengths, span)?;
@@ -578,6 +584,7 @@ impl GpuMachine<'_, '_> {
         &mut self,
         lengths: DeviceVec,
         bound: usize,
+        guessed: bool,
         span: TextRange,
     ) -> RunResult<(DeviceVec, DeviceVec)> {
         if let Some(known) = self.layouts.iter().find(|l| l.describes(&lengths)) {
@@ -585,6 +592,9 @@ impl GpuMachine<'_, '_> {
             return self.search_segments(&lengths, &starts, total, count, span);
         }
         let (starts, total) = self.starts_and_total(&lengths, bound, span)?;
+        if guessed {
+            self.note_guess(&total, bound);
+        }
         self.keep_layout(CompactLayout {
             lengths: lengths.clone(),
             starts: starts.clone(),

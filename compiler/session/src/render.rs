@@ -48,6 +48,15 @@ pub fn profile_text(report: &Report, adapter: Option<&str>, text: &str) -> Strin
             ));
         }
     }
+    let guesses = report.guesses;
+    if guesses.made > 0 {
+        out.push_str(&format!(
+            "  layouts allocated by a guessed size {}, guesses that failed {}{}\n",
+            guesses.made,
+            guesses.failed,
+            if guesses.failed > 0 { " (the call ran again without guesses)" } else { "" }
+        ));
+    }
     for (op, count) in &report.on_cpu {
         out.push_str(&format!("  ran on the cpu executor ({count}x): {op}\n"));
     }
