@@ -5,9 +5,9 @@
 //! compounds with the depth of the recursion (`docs/performance.md`, issue 30, tenth part).
 //! Rather than read its total back, which would cost each level a second read-back, the
 //! executor guesses: inside a call, a layout whose summed bound is larger is allocated by
-//! twice the elements of the call's largest vector argument, plus one per segment (a sort, a
-//! partition or a hull returns no more than it was given, or one element per segment), and
-//! its total is cut at that size on the device, so no kernel passes the buffer.
+//! the elements of the call's largest vector argument, plus one per segment and one more (a
+//! sort, a partition or a hull returns no more than it was given, plus an element per
+//! segment), and its total is cut at that size on the device, so no kernel passes the buffer.
 //!
 //! A total that reaches its guess may have been cut. Every read-back checks the guessed totals
 //! it brings, before the host uses anything it read; the outermost call that guessed reads
@@ -89,7 +89,8 @@ impl GpuMachine<'_, '_> {
             return None;
         }
         let args = g.arg_elements.get(self.depth).copied()?;
-        let guess = (2 * args + lengths.len).max(1);
+        // One more than a result as large as the guess allows, which then never reaches it.
+        let guess = args + lengths.len + 1;
         let summed = within
             .iter()
             .map(|size| match size {
