@@ -102,9 +102,10 @@ pub trait Machine {
         false
     }
 
-    /// Whether the guesses made since `open_guesses` opened a region held. If not, the walker
-    /// runs the call again from its arguments; the machine guesses no more in this run.
-    fn guesses_held(&mut self, _span: TextRange) -> RunResult<bool> {
+    /// Whether the guesses made since `open_guesses` opened a region held, the call having
+    /// `returned` its results or stopped with an error. If not, the walker runs the call again
+    /// from its arguments; the machine guesses no more in this run.
+    fn guesses_held(&mut self, _returned: bool, _span: TextRange) -> RunResult<bool> {
         Ok(true)
     }
 
@@ -389,9 +390,7 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
                     // gives what a first run without guesses would have.
                     None if self.machine.open_guesses(&values, self.depth) => {
                         let first = self.call_function(*func, values.clone(), span);
-                        // An interrupted run ends here, with no read-back to check anything.
-                        let interrupted = first.as_ref().is_err_and(|d| d.code == Code::Interrupted);
-                        if interrupted || self.machine.guesses_held(span)? {
+                        if self.machine.guesses_held(first.is_ok(), span)? {
                             first?
                         } else {
                             self.call_function(*func, values, span)?

@@ -140,11 +140,15 @@ impl GpuMachine<'_, '_> {
         ))
     }
 
-    /// The region's call returned: reads back the totals no read-back has checked, and says
-    /// whether every guess held.
-    pub(super) fn close_call(&mut self, span: TextRange) -> RunResult<bool> {
+    /// The region's call ended: whether every guess held. A call that `returned` reads back
+    /// the totals no read-back has checked. One that stopped with an error stopped at a
+    /// read-back, which checked every guess before that error could be raised (or the error
+    /// came first, from before the call): the error is the program's, unless it is the guess's.
+    pub(super) fn close_call(&mut self, returned: bool, span: TextRange) -> RunResult<bool> {
         self.guesses.open = false;
-        if !self.guesses.failed && !self.guesses.unchecked.is_empty() {
+        if !returned {
+            self.guesses.unchecked.clear();
+        } else if !self.guesses.failed && !self.guesses.unchecked.is_empty() {
             self.attribute_to(span);
             let outcome = self.read_parts(&[], span);
             if !self.guesses.failed {

@@ -969,8 +969,8 @@ impl Machine for GpuMachine<'_, '_> {
         self.open_call(args, depth)
     }
 
-    fn guesses_held(&mut self, span: TextRange) -> RunResult<bool> {
-        self.close_call(span)
+    fn guesses_held(&mut self, returned: bool, span: TextRange) -> RunResult<bool> {
+        self.close_call(returned, span)
     }
 
     fn call_depth(&mut self, depth: usize) {
