@@ -55,14 +55,7 @@ impl GpuMachine<'_, '_> {
     /// A call with `args` opens at `depth + 1`: notes its largest argument, and opens the
     /// region of guesses if none is open.
     pub(super) fn open_call(&mut self, args: &[DeviceValue], depth: usize) -> bool {
-        let elements = args
-            .iter()
-            .map(|a| match a {
-                DeviceValue::Device(v) if !v.scalar => v.known_len(),
-                _ => 0,
-            })
-            .max()
-            .unwrap_or(0);
+        let elements = args.iter().map(DeviceValue::elements).max().unwrap_or(0);
         let guesses = &mut self.guesses;
         if guesses.arg_elements.len() <= depth + 1 {
             guesses.arg_elements.resize(depth + 2, 0);
@@ -93,10 +86,7 @@ impl GpuMachine<'_, '_> {
         let guess = args + lengths.len + 1;
         let summed = within
             .iter()
-            .map(|size| match size {
-                DeviceValue::Host(s) => s.as_int().and_then(|n| usize::try_from(n).ok()),
-                DeviceValue::Device(_) => self.device_length(size).map(|(bound, _)| bound),
-            })
+            .map(|size| size.host_size().or_else(|| self.device_length(size).map(|(bound, _)| bound)))
             .try_fold(0usize, |sum, b| b.and_then(|b| sum.checked_add(b)));
         Some(match summed {
             Some(bound) if bound <= guess => (bound, false),

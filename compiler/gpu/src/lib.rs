@@ -66,8 +66,8 @@ pub struct Report {
     /// vectorised function, then its body). Counted from the shared device's totals, so runs
     /// sharing the device at the same time mix their figures.
     pub levels: Vec<Level>,
-    /// Layouts allocated by a guessed size inside a call, and the guesses that failed (each
-    /// ran its call again: `guesses`).
+    /// Layouts allocated by a guessed size inside a call, and the guesses that failed, each
+    /// of which ran its call again (the `guesses` module).
     pub guesses: GuessCounts,
     /// Kernel times, attributed to source ranges, from `run_profiled`.
     pub profile: Option<Profile>,
@@ -1019,14 +1019,8 @@ impl Machine for GpuMachine<'_, '_> {
         span: TextRange,
     ) -> RunResult<Option<Vec<DeviceValue>>> {
         let crossover = self.gpu.cpu_crossover();
-        let elements: u64 = args
-            .iter()
-            .map(|a| match a {
-                // A size still on the device counts as its bound.
-                DeviceValue::Device(v) if !v.scalar => v.clone().exact_if_known().len as u64,
-                _ => 0,
-            })
-            .sum();
+        // A size still on the device counts as its bound.
+        let elements: u64 = args.iter().map(|a| a.elements() as u64).sum();
         if crossover == 0 || elements >= crossover {
             return Ok(None);
         }

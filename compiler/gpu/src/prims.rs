@@ -63,13 +63,9 @@ impl GpuMachine<'_, '_> {
                 // a guess from the call's arguments (`guesses`). Lengths still counted on
                 // the device are settled instead, with every other count in one read-back:
                 // the sizes built on them (a level's contexts) are then on the host.
-                let exact = |size: &DeviceValue| match size {
-                    DeviceValue::Host(s) => s.as_int().and_then(|n| usize::try_from(n).ok()),
-                    DeviceValue::Device(_) => None,
-                };
                 let settled = lengths.unsettled().is_none() && !within.is_empty();
                 let lengths = lengths.exact_if_known();
-                let bound = match args[1..].iter().map(exact).sum() {
+                let bound = match args[1..].iter().map(DeviceValue::host_size).sum() {
                     Some(exact) if settled => Some((exact, false)),
                     _ if settled => self.bound_or_guess(&lengths, &args[1..]),
                     _ => None,

@@ -93,6 +93,23 @@ impl DeviceValue {
         }
     }
 
+    /// The elements of a vector, exact where the host knows them, else its bound; 0 for a
+    /// scalar. What a call's arguments weigh, for the crossover and for guesses.
+    pub fn elements(&self) -> usize {
+        match self {
+            DeviceValue::Device(v) if !v.scalar => v.known_len(),
+            _ => 0,
+        }
+    }
+
+    /// A non-negative integer on the host: an exact size.
+    pub fn host_size(&self) -> Option<usize> {
+        match self {
+            DeviceValue::Host(s) => s.as_int().and_then(|n| usize::try_from(n).ok()),
+            DeviceValue::Device(_) => None,
+        }
+    }
+
     /// The length of a vector; `None` for a scalar, on the host or the device.
     pub fn vector_len(&self) -> Option<usize> {
         match self {

@@ -292,7 +292,7 @@ fn a_recursion_level_reads_back_a_bounded_number_of_times() {
 }
 
 /// Inside a call, the layout after a recursive call is allocated by a guess from the call's
-/// arguments (twice the largest, and one per segment). A recursion whose results outgrow its
+/// arguments (the largest, one per segment, and one more). A recursion whose results outgrow its
 /// arguments breaks the guess: the read-back that brings the cut total stops the call, which
 /// runs again without guesses, and prints and fails as the interpreter does. Output printed
 /// before the call is not printed twice.
