@@ -414,7 +414,7 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
     fn check_record(&mut self, error: u32, span: TextRange) -> RunResult<()> {
         if error == NO_ERROR {
             self.pending.clear();
-            self.guesses.pending_at_open = 0;
+            self.guesses.launches_checked();
             return Ok(());
         }
         self.gpu.clear_record(&self.record);
@@ -466,9 +466,10 @@ impl<'g, 'r> GpuMachine<'g, 'r> {
         let (mut data, error) = self.gpu.read_parts(&all, &self.record).map_err(|e| gpu_error(e, span))?;
         let words: Vec<usize> =
             data[parts.len()..][..counts.len()].iter().map(|w| value::count_word(w)).collect();
-        // A failure from before the call that guessed is the program's, reported as it is.
-        let before_guessing = error != NO_ERROR && (error as usize) < self.guesses.pending_at_open;
-        if !before_guessing && let Err(cut) = self.check_guesses(&counts, &words, span) {
+        if error != NO_ERROR && self.guesses.failed_before_open(error) {
+            // A failure from before the call that guessed is the program's, reported as it is.
+            self.guesses.give_up();
+        } else if let Err(cut) = self.check_guesses(&counts, &words, span) {
             self.unsettled.extend(counts);
             return Err(cut);
         }
@@ -966,11 +967,11 @@ impl Machine for GpuMachine<'_, '_> {
     }
 
     fn open_guesses(&mut self, args: &[DeviceValue], depth: usize) -> bool {
-        self.open_call(args, depth)
+        self.open_region(args, depth)
     }
 
     fn guesses_held(&mut self, returned: bool, span: TextRange) -> RunResult<bool> {
-        self.close_call(returned, span)
+        self.close_region(returned, span)
     }
 
     fn call_depth(&mut self, depth: usize) {

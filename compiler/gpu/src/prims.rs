@@ -26,7 +26,7 @@ use weft_exec::cpu::{self, ScalarValue};
 use weft_exec::host_flow::{Frame, RunResult, get, internal_at};
 use weft_flat::ir::{Function, Op, ReduceOp, Stmt, StmtKind};
 use weft_flat::wgsl::{self, LoopKernel, prims};
-use weft_syntax::diagnostics::Diagnostic;
+use weft_syntax::diagnostics::{Code, Diagnostic};
 
 use super::value::{DeviceCount, DeviceValue, DeviceVec};
 use super::{GpuMachine, gpu_error};
@@ -598,7 +598,12 @@ impl GpuMachine<'_, '_> {
             total_count: Some(total.clone()),
             ids: None,
         });
-        self.search_segments(&lengths, &starts, bound, Some(total), span)
+        match self.search_segments(&lengths, &starts, bound, Some(total), span) {
+            // A guess the device has no room for failed as one too small does: the call runs
+            // again, and allocates what it needs once it is known.
+            Err(e) if guessed && e.code == Code::ResourceExhausted => Err(self.guess_failed(span)),
+            found => found,
+        }
     }
 
     /// The starts of the compact layout of `lengths` and its total as a device count, at most

@@ -291,48 +291,94 @@ fn a_recursion_level_reads_back_a_bounded_number_of_times() {
     }
 }
 
-/// Inside a call, the layout after a recursive call is allocated by a guess from the call's
-/// arguments (the largest, one per segment, and one more). A recursion whose results outgrow its
-/// arguments breaks the guess: the read-back that brings the cut total stops the call, which
-/// runs again without guesses, and prints and fails as the interpreter does. Output printed
-/// before the call is not printed twice.
+/// A recursion that grows its input twice over at each level, to a limit its own assertion
+/// checks: its guesses fail.
+const GROW: &str = "def grow(xs, k):\n    if k == 0:\n        return xs\n    parts = [grow(p, k - 1) for p in [[x for x in xs if x > 0], [x + 1 for x in xs]]]\n    ys = concat(concat(parts[0], xs), parts[1])\n    assert len(ys) < LIMIT, \"grown too much\"\n    return ys\n";
+
+/// Runs `source` on `gpu`, and checks that it prints what the
+/// interpreter prints, and fails with the same code at the same span if the interpreter does:
+/// the run's guesses where it ran to the end.
+fn run_as_the_interpreter(
+    gpu: &weft_gpu::runtime::Gpu,
+    name: &str,
+    source: &str,
+) -> Option<weft_gpu::GuessCounts> {
+    let (expected, expected_error) = differential::run_source(source, Backend::Interp);
+    let db = Database::default();
+    let file = SourceFile::new(&db, "program.weft".to_string(), source.to_string());
+    let mut host = differential::CapturingHost { stdout: String::new() };
+    let outcome =
+        weft_session::run_program(&db, file, Backend::Gpu, Options::default(), Some(gpu), false, &mut host);
+    assert_eq!(host.stdout, expected, "{name}");
+    match (outcome, expected_error) {
+        (Ok(report), None) => Some(report.gpu().expect("a GPU run").guesses),
+        (Err(RunError::Runtime(e)), Some((code, start, end))) => {
+            assert_eq!(
+                (e.code.as_str(), e.range.start().into(), e.range.end().into()),
+                (code.as_str(), start, end),
+                "{name}: {}",
+                e.message
+            );
+            None
+        }
+        (outcome, expected) => panic!("{name}: {:?} against {expected:?}", outcome.err()),
+    }
+}
+
+/// Inside a call, a layout whose segments lie in collections of sizes known only as bounds (the
+/// concatenation after a recursive call) is allocated by a guess from the call's arguments (the
+/// largest, one per segment, and one more). A recursion whose results outgrow its arguments
+/// breaks the guess: the read-back that brings the cut total stops the call, which runs again
+/// without guesses, and prints and fails as the interpreter does. Output printed before the
+/// call is not printed twice (a function cannot print: E0102).
 #[test]
 fn a_guess_too_small_runs_the_call_again() {
     if !differential::gpu_available() {
         return;
     }
-    let grow = "def grow(xs, k):\n    if k == 0:\n        return xs\n    parts = [grow(p, k - 1) for p in [[x for x in xs if x > 0], [x + 1 for x in xs]]]\n    ys = concat(concat(parts[0], xs), parts[1])\n    assert len(ys) < LIMIT, \"grown too much\"\n    return ys\nprint(\"before\")\nys = grow(range(1, 50), 6)\nprint(len(ys), sum(ys), ys[0:5], ys[-5:])\n";
     let gpu = weft_gpu::runtime::Gpu::new(None).expect("a device");
     gpu.set_cpu_crossover(0);
-    // Holds at every level; then fails at the top level only, after the guesses failed below.
-    for limit in ["100000", "6000"] {
-        let source = grow.replace("LIMIT", limit);
-        let (expected, expected_error) = differential::run_source(&source, Backend::Interp);
-        let db = Database::default();
-        let file = SourceFile::new(&db, "grow.weft".to_string(), source.clone());
-        let mut host = differential::CapturingHost { stdout: String::new() };
-        let outcome = weft_session::run_program(
-            &db,
-            file,
-            Backend::Gpu,
-            Options::default(),
-            Some(&gpu),
-            false,
-            &mut host,
-        );
-        assert_eq!(host.stdout, expected, "limit {limit}");
-        match (outcome, expected_error) {
-            (Ok(report), None) => {
-                let guesses = report.gpu().expect("a GPU run").guesses;
-                assert!(guesses.made > 0 && guesses.failed == 1, "{guesses:?}");
-            }
-            (Err(RunError::Runtime(e)), Some((code, start, end))) => {
-                assert_eq!(
-                    (e.code.as_str(), e.range.start().into(), e.range.end().into()),
-                    (code.as_str(), start, end)
-                );
-            }
-            (outcome, expected) => panic!("limit {limit}: {:?} against {expected:?}", outcome.err()),
-        }
+    let grow = format!(
+        "{GROW}print(\"before\")\nys = grow(range(1, 50), 6)\nprint(len(ys), sum(ys), ys[0:5], ys[-5:])\n"
+    );
+    // Holds at every level: the guesses fail, once, and the call runs again.
+    let guesses = run_as_the_interpreter(&gpu, "limit 100000", &grow.replace("LIMIT", "100000"));
+    assert!(guesses.is_some_and(|g| g.made > 0 && g.failed == 1), "{guesses:?}");
+    // Fails at the top level only, after the guesses failed below: the error is the program's,
+    // not the failed guess's (a run that fails has no report to count the guesses in).
+    run_as_the_interpreter(&gpu, "limit 6000", &grow.replace("LIMIT", "6000"));
+}
+
+/// A failure recorded on the device before a call that guesses is the program's, whatever the
+/// call's guesses did after it: the read-back that finds it reports it, and the call does not
+/// run again past it. Here the first level's read-back finds it, before any guess; a read-back
+/// that found it after a cut guess would report it too (`Guesses::give_up`), a case no program
+/// we know of reaches.
+#[test]
+fn a_failure_before_a_guessing_call_is_reported() {
+    if !differential::gpu_available() {
+        return;
     }
+    let gpu = weft_gpu::runtime::Gpu::new(None).expect("a device");
+    gpu.set_cpu_crossover(0);
+    let before = format!(
+        "{GROW}xs = range(1, 50)\nbad = [xs[i * 2] for i in range(40)]\nys = grow(xs, 6)\nprint(len(bad), len(ys))\n"
+    );
+    let outcome = run_as_the_interpreter(&gpu, "failure before", &before.replace("LIMIT", "100000"));
+    assert!(outcome.is_none(), "the program fails");
+}
+
+/// A lifted function whose parameters are all scalars has no collection to guess from: its
+/// arguments hold an element per segment. It guesses nothing (a guess of an element per
+/// segment would fail at every level that builds a sequence).
+#[test]
+fn a_call_of_scalars_guesses_nothing() {
+    if !differential::gpu_available() {
+        return;
+    }
+    let gpu = weft_gpu::runtime::Gpu::new(None).expect("a device");
+    gpu.set_cpu_crossover(0);
+    let build = "def build(n, k):\n    if k == 0:\n        return range(n)\n    parts = [build(m, k - 1) for m in [n, n + 1]]\n    return concat(parts[0], parts[1])\nys = build(3, 8)\nprint(len(ys), sum(ys))\n";
+    let guesses = run_as_the_interpreter(&gpu, "build", build);
+    assert_eq!(guesses, Some(weft_gpu::GuessCounts::default()));
 }
