@@ -387,7 +387,9 @@ impl<'p, 'h, M: Machine> Walker<'p, 'h, M> {
                 let results = match elsewhere {
                     Some(results) => results,
                     // Values are immutable, so running the call again from the same arguments
-                    // gives what a first run without guesses would have.
+                    // gives what a first run without guesses would have. The kept arguments
+                    // live until the call returns, where the callee could drop each earlier: the
+                    // memory of one call's arguments, the outermost that guesses.
                     None if self.machine.open_guesses(&values, self.depth) => {
                         let first = self.call_function(*func, values.clone(), span);
                         if self.machine.guesses_held(first.is_ok(), span)? {
