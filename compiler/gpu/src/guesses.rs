@@ -9,16 +9,18 @@
 //! sort, a partition or a hull returns no more than it was given, plus an element per segment),
 //! and its total is cut at that size on the device, so no kernel passes the buffer. A call whose
 //! arguments hold no more than an element per segment of the layout (scalars, or a lifted
-//! function's scalar parameters) guesses nothing: it has no collection to guess from.
+//! function's scalar parameters, one per instance) guesses nothing: it has no collection to
+//! guess from. The rule counts elements, not types: a lifted call of scalars whose layout has
+//! fewer segments than instances may still guess, and pays a rerun if the guess fails.
 //!
 //! A total that reaches its guess may have been cut. A read-back checks the guessed totals it
 //! brings before the host uses anything it read (unless it found a failure from before the call
 //! opened: that failure is the program's, and the guesses no longer matter); the outermost call
 //! that guessed reads back once when it returns, to check the rest. A guess that failed, or a
-//! guessed layout the device had no room for, stops the call, and the walker runs the call again
-//! from its arguments (`Machine::guesses_held`): values are immutable, so the second run gives
-//! what a run without guesses gives. The run then guesses no more, and `Report::guesses` counts
-//! the failure.
+//! guessed layout the device had no room for (after a read-back that reports any failure from
+//! before it), stops the call, and the walker runs the call again from its arguments
+//! (`Machine::guesses_held`): values are immutable, so the second run gives what a run without
+//! guesses gives. The run then guesses no more, and `Report::guesses` counts the failure.
 //!
 //! A call run again repeats no output: a function cannot print or draw (E0102,
 //! `print-in-function`), so output comes only from top-level statements, outside every call.
@@ -109,19 +111,22 @@ impl GpuMachine<'_, '_> {
         if !g.open || g.disabled || within.is_empty() {
             return None;
         }
-        // Arguments of no more than an element per segment (scalars, or a lifted function's
-        // scalar parameters) hold no collection that the results could be within.
-        let args = g.arg_elements.get(self.depth).copied().filter(|&elements| elements > lengths.len)?;
+        let args = g.arg_elements.get(self.depth).copied()?;
         // One more than a result as large as the guess allows, which then never reaches it.
         let guess = args + lengths.len + 1;
         let summed = within
             .iter()
             .map(|size| size.host_size().or_else(|| self.device_length(size).map(|(bound, _)| bound)))
             .try_fold(0usize, |sum, b| b.and_then(|b| sum.checked_add(b)));
-        Some(match summed {
-            Some(bound) if bound <= guess => (bound, false),
-            _ => (guess, true),
-        })
+        match summed {
+            Some(bound) if bound <= guess => Some((bound, false)),
+            // Arguments of no more than an element per segment (scalars, or a lifted function's
+            // scalar parameters) hold no collection that the results could be within; a guess
+            // larger than one binding holds could never be allocated.
+            _ if args <= lengths.len => None,
+            _ if guess as u64 * 4 > self.gpu.max_binding() => None,
+            _ => Some((guess, true)),
+        }
     }
 
     /// `total`, cut at `guess` on the device, to be checked by a read-back.
@@ -157,6 +162,7 @@ impl GpuMachine<'_, '_> {
     pub(super) fn guess_failed(&mut self, span: TextRange) -> Diagnostic {
         self.gpu.clear_record(&self.record);
         self.pending.clear();
+        self.guesses.pending_at_open = 0;
         self.layouts.clear();
         self.guesses.unchecked.clear();
         self.guesses.failed = true;

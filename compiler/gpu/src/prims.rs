@@ -600,8 +600,13 @@ impl GpuMachine<'_, '_> {
         });
         match self.search_segments(&lengths, &starts, bound, Some(total), span) {
             // A guess the device has no room for failed as one too small does: the call runs
-            // again, and allocates what it needs once it is known.
-            Err(e) if guessed && e.code == Code::ResourceExhausted => Err(self.guess_failed(span)),
+            // again, and allocates what it needs once it is known. The work recorded so far is
+            // checked first: a failure in it is the program's, and the voided launches must
+            // all be submitted before the record is cleared under them.
+            Err(e) if guessed && e.code == Code::ResourceExhausted => {
+                self.sync(span)?;
+                Err(self.guess_failed(span))
+            }
             found => found,
         }
     }
