@@ -188,12 +188,29 @@ fn run_on(gpu: &weft_gpu::runtime::Gpu, source: &str) -> (String, weft_gpu::Repo
 }
 
 fn run_on_with(gpu: &weft_gpu::runtime::Gpu, source: &str, options: Options) -> (String, weft_gpu::Report) {
+    let (stdout, outcome) = run_outcome(gpu, source, options);
+    (stdout, outcome.expect("runs").gpu().expect("a GPU run").clone())
+}
+
+/// What `source` printed on `gpu`, and how its run ended.
+fn run_outcome(
+    gpu: &weft_gpu::runtime::Gpu,
+    source: &str,
+    options: Options,
+) -> (String, Result<weft_session::RunReport, RunError>) {
     let db = Database::default();
     let file = SourceFile::new(&db, "program.weft".to_string(), source.to_string());
     let mut host = differential::CapturingHost { stdout: String::new() };
-    let report = weft_session::run_program(&db, file, Backend::Gpu, options, Some(gpu), false, &mut host)
-        .expect("runs");
-    (host.stdout, report.gpu().expect("a GPU run").clone())
+    let outcome = weft_session::run_program(&db, file, Backend::Gpu, options, Some(gpu), false, &mut host);
+    (host.stdout, outcome)
+}
+
+/// A device of its own with no CPU crossover: every call runs on the device, whatever the
+/// sizes (the crossover is a setting of the device, which other tests share).
+fn device_without_crossover() -> weft_gpu::runtime::Gpu {
+    let gpu = weft_gpu::runtime::Gpu::new(None).expect("a device");
+    gpu.set_cpu_crossover(0);
+    gpu
 }
 
 /// A recursion entered from parallel code runs piece by piece, and each round writes its
@@ -213,9 +230,7 @@ fn a_piecewise_recursion_writes_each_result_once_on_the_device() {
          xs = [halvings(i) for i in range(1, {n} + 1)]\nprint(len(xs), sum(xs), xs[-1])\n"
     );
     let (expected, _) = differential::run_source(&source, Backend::Interp);
-    // A device of its own, on the device whatever the sizes.
-    let gpu = weft_gpu::runtime::Gpu::new(None).expect("a device");
-    gpu.set_cpu_crossover(0);
+    let gpu = device_without_crossover();
     let copied = |pieces: usize| {
         let mut options = Options::default();
         options.flatten.piece_size = (n / pieces) as u32;
@@ -251,9 +266,7 @@ fn a_recursion_level_reads_back_a_bounded_number_of_times() {
     let quicksort = "def qs(xs):\n    if len(xs) < 2:\n        return xs\n    p = xs[len(xs) // 2]\n    parts = [qs(part) for part in [[x for x in xs if x < p], [x for x in xs if x > p]]]\n    return concat(concat(parts[0], [x for x in xs if x == p]), parts[1])\nys = qs(random_i32(3000, 0, 100000, 3))\nprint(ys[0], ys[2999], all([ys[i] <= ys[i + 1] for i in range(2999)]))\n";
     let quickhull = std::fs::read_to_string(differential::workspace_root().join("samples/quickhull.weft"))
         .expect("the sample");
-    // A device of its own, on the device whatever the sizes.
-    let gpu = weft_gpu::runtime::Gpu::new(None).expect("a device");
-    gpu.set_cpu_crossover(0);
+    let gpu = device_without_crossover();
     // The device's own grid rows, then rows of 2 workgroups: the grids written on the device
     // take the 2-D path too.
     let programs = [("quicksort", quicksort), ("quickhull", quickhull.as_str())];
@@ -295,8 +308,7 @@ fn a_recursion_level_reads_back_a_bounded_number_of_times() {
 /// checks: its guesses fail.
 const GROW: &str = "def grow(xs, k):\n    if k == 0:\n        return xs\n    parts = [grow(p, k - 1) for p in [[x for x in xs if x > 0], [x + 1 for x in xs]]]\n    ys = concat(concat(parts[0], xs), parts[1])\n    assert len(ys) < LIMIT, \"grown too much\"\n    return ys\n";
 
-/// Runs `source` on `gpu`, and checks that it prints what the
-/// interpreter prints, and fails with the same code at the same span if the interpreter does:
+/// Runs `source` on `gpu`, and checks that it prints what the interpreter prints, and fails with the same code at the same span if the interpreter does:
 /// the run's guesses where it ran to the end.
 fn run_as_the_interpreter(
     gpu: &weft_gpu::runtime::Gpu,
@@ -304,12 +316,8 @@ fn run_as_the_interpreter(
     source: &str,
 ) -> Option<weft_gpu::GuessCounts> {
     let (expected, expected_error) = differential::run_source(source, Backend::Interp);
-    let db = Database::default();
-    let file = SourceFile::new(&db, "program.weft".to_string(), source.to_string());
-    let mut host = differential::CapturingHost { stdout: String::new() };
-    let outcome =
-        weft_session::run_program(&db, file, Backend::Gpu, Options::default(), Some(gpu), false, &mut host);
-    assert_eq!(host.stdout, expected, "{name}");
+    let (stdout, outcome) = run_outcome(gpu, source, Options::default());
+    assert_eq!(stdout, expected, "{name}");
     match (outcome, expected_error) {
         (Ok(report), None) => Some(report.gpu().expect("a GPU run").guesses),
         (Err(RunError::Runtime(e)), Some((code, start, end))) => {
@@ -336,8 +344,7 @@ fn a_guess_too_small_runs_the_call_again() {
     if !differential::gpu_available() {
         return;
     }
-    let gpu = weft_gpu::runtime::Gpu::new(None).expect("a device");
-    gpu.set_cpu_crossover(0);
+    let gpu = device_without_crossover();
     let grow = format!(
         "{GROW}print(\"before\")\nys = grow(range(1, 50), 6)\nprint(len(ys), sum(ys), ys[0:5], ys[-5:])\n"
     );
@@ -359,8 +366,7 @@ fn a_failure_before_a_guessing_call_is_reported() {
     if !differential::gpu_available() {
         return;
     }
-    let gpu = weft_gpu::runtime::Gpu::new(None).expect("a device");
-    gpu.set_cpu_crossover(0);
+    let gpu = device_without_crossover();
     let before = format!(
         "{GROW}xs = range(1, 50)\nbad = [xs[i * 2] for i in range(40)]\nys = grow(xs, 6)\nprint(len(bad), len(ys))\n"
     );
@@ -376,8 +382,7 @@ fn a_call_of_scalars_guesses_nothing() {
     if !differential::gpu_available() {
         return;
     }
-    let gpu = weft_gpu::runtime::Gpu::new(None).expect("a device");
-    gpu.set_cpu_crossover(0);
+    let gpu = device_without_crossover();
     let build = "def build(n, k):\n    if k == 0:\n        return range(n)\n    parts = [build(m, k - 1) for m in [n, n + 1]]\n    return concat(parts[0], parts[1])\nys = build(3, 8)\nprint(len(ys), sum(ys))\n";
     let guesses = run_as_the_interpreter(&gpu, "build", build);
     assert_eq!(guesses, Some(weft_gpu::GuessCounts::default()));
