@@ -126,6 +126,7 @@
         const fused = message.graph.nodes.filter((n) => n.ops.length + n.moreOps > 1).length;
         const count = message.graph.nodes.length;
         summaryEl.textContent = `${count} kernel${count === 1 ? '' : 's'}, ${fused} fused from several ops · ${message.graph.strategy}`;
+        highlighted = message.highlighted;
         draw(message.graph);
       }
     } else if (message.type === 'highlight') {

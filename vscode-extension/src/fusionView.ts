@@ -23,6 +23,11 @@ export class FusionView implements vscode.Disposable {
   private plan: FusionPlan | null = null;
   /** The document version the plan was computed for. */
   private planVersion = -1;
+  /**
+   * The kernel shown highlighted: the cursor's, or the one last clicked. Every plan message
+   * carries it, because a page still loading drops the messages posted before its listener runs.
+   */
+  private highlighted: string | null = null;
   private refreshTimer: NodeJS.Timeout | undefined;
   /** Counts show() calls, so that a slower earlier one does not overwrite a later one. */
   private generation = 0;
@@ -80,6 +85,7 @@ export class FusionView implements vscode.Disposable {
     }
     if (!this.document || !sameDocument(this.document, document)) {
       this.plan = null; // Never draw one file's plan over another's.
+      this.highlighted = null;
     }
     this.document = document;
     this.function = name;
@@ -121,6 +127,7 @@ export class FusionView implements vscode.Disposable {
       listener.dispose();
       this.panel = undefined;
       this.plan = null;
+      this.highlighted = null;
       this.clearHighlight();
     });
     return panel;
@@ -133,6 +140,7 @@ export class FusionView implements vscode.Disposable {
       this.function = message.function;
       this.post();
     } else if (message.type === 'selectKernel' && this.plan && this.document) {
+      this.highlighted = message.kernel;
       const ranges = kernelRanges(this.plan, message.kernel).map(
         (r) => new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character),
       );
@@ -175,7 +183,8 @@ export class FusionView implements vscode.Disposable {
       this.function = source;
       this.post();
     }
-    void this.panel.webview.postMessage({ type: 'highlight', kernel: kernel ?? null });
+    this.highlighted = kernel ?? null;
+    void this.panel.webview.postMessage({ type: 'highlight', kernel: this.highlighted });
   }
 
   private scheduleRefresh(): void {
@@ -226,6 +235,7 @@ export class FusionView implements vscode.Disposable {
       function: this.function,
       functions: plan ? functionsWithKernels(plan) : [],
       graph: plan ? buildGraph(plan, this.function) : null,
+      highlighted: this.highlighted,
       message: message ?? null,
     });
   }

@@ -231,7 +231,7 @@ try {
     if (apart < 1 || (await frame.locator('svg g.edge.apart').count()) < 1) throw new Error('no reason shown');
     console.log(`     kept apart: ${apart} reasons, the first: ${await frame.locator('#apart li').first().innerText()}`);
     // The kernel the cursor is in is highlighted.
-    await frame.locator('svg g.kernel.highlighted').first().waitFor({ timeout: 10000 });
+    await frame.locator('svg g.kernel.highlighted').first().waitFor({ timeout: 30000 });
     // Selecting another kernel highlights it, and the extension decorates its ops in the editor.
     const decorations = page.locator('.editor-group-container .monaco-editor .view-overlays .cdr');
     const before = await decorations.count();
