@@ -94,6 +94,13 @@ impl ExecutionLog {
 }
 
 impl Database {
+    /// An empty database that keeps its solved ILP components in `solves`, which other
+    /// databases may share: a program compiled afresh reuses every component another one
+    /// solved. The cache holds a pure function of its keys, so sharing it changes no plan.
+    pub fn sharing_solves(solves: Arc<SolveCache>) -> Database {
+        Database { storage: salsa::Storage::default(), solves }
+    }
+
     /// A database that records every query execution in the returned log.
     pub fn with_execution_log() -> (Database, ExecutionLog) {
         let log = ExecutionLog::default();

@@ -10,12 +10,24 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Arc, LazyLock};
 
 use weft_analysis::pipeline::{self, InnerSchedule, Options, Strategy};
 use weft_analysis::{Database, SourceFile};
 use weft_exec::interp;
+use weft_flat::fuse::SolveCache;
 use weft_session::{Backend, RunError};
 use weft_syntax::Diagnostic;
+
+/// A fresh database for one run. Its fusion ILP components come from one cache shared by every
+/// run of the suite: the property tests compile thousands of programs that differ only in
+/// their literals, and solving the same components again for each took most of the suite's
+/// time. Every run still parses, checks, flattens and plans its program afresh; a component
+/// whose key the cache holds gets the kernels a new solve would give.
+pub fn database() -> Database {
+    static SOLVES: LazyLock<Arc<SolveCache>> = LazyLock::new(Arc::default);
+    Database::sharing_solves(SOLVES.clone())
+}
 
 pub const RELATIVE_TOLERANCE: f64 = 1e-3;
 pub const ABSOLUTE_TOLERANCE: f64 = 1e-6;
@@ -135,7 +147,7 @@ pub const STRATEGIES: [Strategy; 3] = [Strategy::None, Strategy::Greedy, Strateg
 /// Whether the flattener rejects a program as not handled yet (E0408), with its message.
 pub fn unflattened(path: &Path) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;
-    let db = Database::default();
+    let db = database();
     let file = SourceFile::new(&db, path.display().to_string(), text);
     match pipeline::flat_program(&db, file, Default::default()) {
         Err(diagnostics) => diagnostics
@@ -149,7 +161,7 @@ pub fn unflattened(path: &Path) -> Option<String> {
 fn run_backend(backend: Backend, options: Options, path: &Path) -> Outcome {
     let text =
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let db = Database::default();
+    let db = database();
     let file = SourceFile::new(&db, path.display().to_string(), text.clone());
     let mut host = CapturingHost { stdout: String::new() };
     match weft_session::run_file(&db, file, backend, options, &mut host) {
@@ -176,7 +188,7 @@ pub fn run_source_with(
     backend: Backend,
     options: impl Into<Options>,
 ) -> (String, Option<(String, u32, u32)>) {
-    let db = Database::default();
+    let db = database();
     let file = SourceFile::new(&db, "property.weft".to_string(), source.to_string());
     let mut host = CapturingHost { stdout: String::new() };
     match weft_session::run_file(&db, file, backend, options.into(), &mut host) {
