@@ -230,20 +230,21 @@ try {
     const apart = await frame.locator('#apart li').count();
     if (apart < 1 || (await frame.locator('svg g.edge.apart').count()) < 1) throw new Error('no reason shown');
     console.log(`     kept apart: ${apart} reasons, the first: ${await frame.locator('#apart li').first().innerText()}`);
-    // The kernel the cursor is in is highlighted.
-    await frame.locator('svg g.kernel.highlighted').first().waitFor({ timeout: 30000 });
+    // The kernel the cursor is in is highlighted. The page is looked up again: VS Code may load
+    // it anew (when it moves the panel), and the plan it then gets carries the highlight.
+    const view = await poll('the cursor kernel highlighted', () => webviewWith('svg g.kernel.highlighted'), 30000);
     // Selecting another kernel highlights it, and the extension decorates its ops in the editor.
     const decorations = page.locator('.editor-group-container .monaco-editor .view-overlays .cdr');
     const before = await decorations.count();
-    await frame.locator('svg g.kernel:not(.highlighted)').first().click();
-    await poll('the clicked kernel highlighted', async () => (await frame.locator('svg g.kernel.highlighted').count()) === 1);
+    await view.locator('svg g.kernel:not(.highlighted)').first().click();
+    await poll('the clicked kernel highlighted', async () => (await view.locator('svg g.kernel.highlighted').count()) === 1);
     await poll('its ops decorated in the editor', async () => (await decorations.count()) > before, 10000);
     // Moving the cursor onto another op highlights that op's kernel instead.
-    const clicked = await frame.locator('svg g.kernel.highlighted').getAttribute('data-kernel');
+    const clicked = await view.locator('svg g.kernel.highlighted').getAttribute('data-kernel');
     await page.locator('.tab[data-resource-name="quicksort.weft"]').first().click();
     await goTo(21, 38);
     await poll('the cursor kernel highlighted', async () => {
-      const now = await frame.locator('svg g.kernel.highlighted').getAttribute('data-kernel').catch(() => null);
+      const now = await view.locator('svg g.kernel.highlighted').getAttribute('data-kernel').catch(() => null);
       return now !== null && now !== clicked;
     }, 10000);
   });
