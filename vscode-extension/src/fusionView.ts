@@ -25,7 +25,8 @@ export class FusionView implements vscode.Disposable {
   private planVersion = -1;
   /**
    * The kernel shown highlighted: the cursor's, or the one last clicked. Every plan message
-   * carries it, because a page still loading drops the messages posted before its listener runs.
+   * carries it, because VS Code may load the page anew (when it moves the panel to another
+   * group), and the new page asks only for the plan.
    */
   private highlighted: string | null = null;
   private refreshTimer: NodeJS.Timeout | undefined;
@@ -179,11 +180,11 @@ export class FusionView implements vscode.Disposable {
     }
     const kernel = kernelAt(this.plan, { line: position.line, character: position.character });
     const source = this.plan.kernels.find((k) => k.name === kernel)?.source;
+    this.highlighted = kernel ?? null;
     if (switchFunction && source !== undefined && source !== this.function) {
       this.function = source;
       this.post();
     }
-    this.highlighted = kernel ?? null;
     void this.panel.webview.postMessage({ type: 'highlight', kernel: this.highlighted });
   }
 
