@@ -29,7 +29,9 @@ use std::sync::Arc;
 
 use rowan::TextRange;
 
+use weft_core::types::Scalar;
 use weft_exec::host_flow::RunResult;
+use weft_flat::wgsl::scalar::storage_size;
 use weft_syntax::diagnostics::{Code, Diagnostic};
 
 use super::GpuMachine;
@@ -122,9 +124,9 @@ impl GpuMachine<'_, '_> {
             Some(bound) if bound <= guess => Some((bound, false)),
             // Arguments of no more than an element per segment (scalars, or a lifted function's
             // scalar parameters) hold no collection that the results could be within; a guess
-            // larger than one binding holds could never be allocated.
+            // whose segment ids one binding cannot hold could never be allocated.
             _ if args <= lengths.len => None,
-            _ if guess as u64 * 4 > self.gpu.max_binding() => None,
+            _ if guess as u64 * storage_size(Scalar::I32) > self.gpu.max_binding() => None,
             _ => Some((guess, true)),
         }
     }

@@ -198,7 +198,7 @@ fn run_outcome(
     source: &str,
     options: Options,
 ) -> (String, Result<weft_session::RunReport, RunError>) {
-    let db = Database::default();
+    let db = differential::database();
     let file = SourceFile::new(&db, "program.weft".to_string(), source.to_string());
     let mut host = differential::CapturingHost { stdout: String::new() };
     let outcome = weft_session::run_program(&db, file, Backend::Gpu, options, Some(gpu), false, &mut host);
@@ -308,8 +308,9 @@ fn a_recursion_level_reads_back_a_bounded_number_of_times() {
 /// checks: its guesses fail.
 const GROW: &str = "def grow(xs, k):\n    if k == 0:\n        return xs\n    parts = [grow(p, k - 1) for p in [[x for x in xs if x > 0], [x + 1 for x in xs]]]\n    ys = concat(concat(parts[0], xs), parts[1])\n    assert len(ys) < LIMIT, \"grown too much\"\n    return ys\n";
 
-/// Runs `source` on `gpu`, and checks that it prints what the interpreter prints, and fails with the same code at the same span if the interpreter does:
-/// the run's guesses where it ran to the end.
+/// Runs `source` on `gpu`, and checks that it prints what the interpreter prints, and fails
+/// with the same code at the same span if the interpreter does: the run's guesses where it ran
+/// to the end.
 fn run_as_the_interpreter(
     gpu: &weft_gpu::runtime::Gpu,
     name: &str,
